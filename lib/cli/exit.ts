@@ -1,0 +1,54 @@
+/**
+ * The one place where errors become exit statuses and stderr lines: 0
+ * success; 1 lint problems, unresolvable variable or a failed operation; 2
+ * usage errors (bad flags, missing workspace). Unknown errors print one line
+ * (never a stack trace unless `CFGTOOL_DEBUG=1`) and exit 1.
+ *
+ * @module
+ */
+import { CommanderError } from "commander-core";
+import { CfgtoolError, formatProblem, ProblemsError, UsageError } from "../errors.ts";
+
+/** Error codes that are the caller's mistake rather than a failure: exit 2. */
+const USAGE_CODES = new Set(["invalid_request", "workspace_not_found", "usage"]);
+
+/**
+ * Maps an error to its exit status and writes its lines to stderr.
+ *
+ * @param err what was thrown
+ * @returns the exit status (1 or 2)
+ *
+ * @example
+ * ```ts
+ * import { exitCodeFor } from "./exit.ts";
+ * import { UsageError } from "../errors.ts";
+ * if (exitCodeFor(new UsageError("bad"), () => {}) !== 2) throw new Error();
+ * ```
+ */
+export function exitCodeFor(err: unknown, write: (line: string) => void = printErr): number {
+  if (err instanceof CommanderError) {
+    // commander already printed its message; help and version exit 0
+    return err.exitCode === 0 ? 0 : 2;
+  }
+  if (err instanceof ProblemsError) {
+    for (const p of err.problems) write(formatProblem(p));
+    write(`${err.problems.length} problem${err.problems.length === 1 ? "" : "s"} found`);
+    return 1;
+  }
+  if (err instanceof UsageError || (err instanceof CfgtoolError && USAGE_CODES.has(err.code))) {
+    write(`error: ${err.message}`);
+    return 2;
+  }
+  if (err instanceof CfgtoolError) {
+    write(`error: ${err.message}`);
+    return 1;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  write(`error: ${message}`);
+  if (Deno.env.get("CFGTOOL_DEBUG") === "1" && err instanceof Error && err.stack) write(err.stack);
+  return 1;
+}
+
+function printErr(line: string): void {
+  console.error(line);
+}

@@ -1,0 +1,38 @@
+/**
+ * The `cfgtool` command tree. Each command group lives in its own module under
+ * lib/cli/ and registers itself here; the heavy modules behind a command are
+ * imported inside its action, so start-up stays fast.
+ *
+ * @module
+ */
+import { Command } from "commander";
+import denoJson from "../../deno.json" with { type: "json" };
+import { registerWorkspaceCommands } from "./workspace.ts";
+import { registerServeCommand } from "./serve.ts";
+
+/**
+ * Builds the command tree. Commander is told not to call `process.exit`;
+ * errors propagate to {@linkcode runCli}.
+ *
+ * @example
+ * ```ts
+ * import { buildProgram } from "./program.ts";
+ * const program = buildProgram();
+ * if (program.name() !== "cfgtool") throw new Error();
+ * ```
+ */
+export function buildProgram(): Command {
+  const program = new Command()
+    .name("cfgtool")
+    .description(
+      "Reviewed configuration and feature flags: a workspace tool (init, lint, resolve)\n" +
+        "and a multi-tenant flag service (serve) with its clients.",
+    )
+    .version(denoJson.version, "-V, --version")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+  registerWorkspaceCommands(program);
+  registerServeCommand(program);
+  for (const cmd of program.commands) cmd.exitOverride();
+  return program as unknown as Command;
+}

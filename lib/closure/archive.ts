@@ -1,0 +1,170 @@
+/**
+ * Deterministic tar.gz archives of a file set, and a safe unpacker for
+ * uploaded ones (DESIGN.md §5). Packing sorts entries by path (byte-wise over
+ * UTF-8) and fixes every header field that could vary (mode 0644, uid/gid 0,
+ * empty owner names, mtime 0), so identical input gives identical bytes.
+ *
+ * @module
+ */
+import { createTarDecoder, packTar, type TarEntry } from "tar";
+import { CfgtoolError, UsageError } from "../errors.ts";
+import { compareUtf8, type FileSet } from "./hash.ts";
+
+/** Limits applied when unpacking an uploaded archive. */
+export interface UnpackLimits {
+  /** Most entries accepted (default 10,000). */
+  maxEntries: number;
+  /** Most bytes in all files together (default 16 MiB). */
+  maxTotalBytes: number;
+  /** Most bytes in one file (default 1 MiB). */
+  maxFileBytes: number;
+}
+
+/** The limits of DESIGN.md §5. */
+export const DEFAULT_UNPACK_LIMITS: Readonly<UnpackLimits> = {
+  maxEntries: 10_000,
+  maxTotalBytes: 16 * 1024 * 1024,
+  maxFileBytes: 1024 * 1024,
+};
+
+const EPOCH = new Date(0);
+
+/**
+ * Packs a file set into a deterministic tar.gz archive.
+ *
+ * @param files path → bytes; paths are relative and `/`-separated
+ * @returns the gzip-compressed ustar archive
+ *
+ * @example
+ * ```ts
+ * import { packArchive } from "./archive.ts";
+ * const files = new Map([["namespace.toml", new TextEncoder().encode("schema_version = 1\n")]]);
+ * const a = await packArchive(files);
+ * const b = await packArchive(new Map(files));
+ * if (a.length !== b.length || !a.every((x, i) => x === b[i])) throw new Error("not deterministic");
+ * ```
+ */
+export async function packArchive(files: FileSet): Promise<Uint8Array> {
+  const paths = [...files.keys()].sort(compareUtf8);
+  const entries: TarEntry[] = paths.map((name) => {
+    const body = files.get(name)!;
+    return {
+      header: {
+        name,
+        size: body.length,
+        type: "file",
+        mode: 0o644,
+        uid: 0,
+        gid: 0,
+        uname: "",
+        gname: "",
+        mtime: EPOCH,
+      },
+      body,
+    };
+  });
+  const tar = await packTar(entries);
+  return await gzip(tar);
+}
+
+/**
+ * Unpacks a tar.gz (or plain tar) archive into a file set, refusing what an
+ * upload must never contain: absolute paths, `..` segments, links, devices and
+ * other non-file entries (directory entries are skipped), duplicate paths, and
+ * archives over the limits (413 `payload_too_large`). A leading `./` is
+ * removed from paths. Bad archives throw {@linkcode UsageError}
+ * (`invalid_request`, 400).
+ *
+ * @param bytes the archive
+ * @param limits entry count and size limits
+ * @returns path → bytes
+ *
+ * @example
+ * ```ts
+ * import { packArchive, unpackArchive } from "./archive.ts";
+ * const files = new Map([["flags/a.toml", new Uint8Array([65])]]);
+ * const back = await unpackArchive(await packArchive(files));
+ * if (back.get("flags/a.toml")?.[0] !== 65) throw new Error();
+ * ```
+ */
+export async function unpackArchive(
+  bytes: Uint8Array,
+  limits: UnpackLimits = DEFAULT_UNPACK_LIMITS,
+): Promise<Map<string, Uint8Array>> {
+  let stream: ReadableStream<Uint8Array> = new Blob([bytes as BlobPart]).stream();
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    stream = stream.pipeThrough(
+      new DecompressionStream("gzip") as ReadableWritablePair<Uint8Array, Uint8Array>,
+    );
+  }
+  const out = new Map<string, Uint8Array>();
+  let total = 0;
+  let count = 0;
+  try {
+    for await (const entry of stream.pipeThrough(createTarDecoder({ strict: true }))) {
+      const { header } = entry;
+      count++;
+      if (count > limits.maxEntries) {
+        await entry.body.cancel();
+        throw tooLarge(`archive has more than ${limits.maxEntries} entries`);
+      }
+      const type = header.type ?? "file";
+      if (type === "directory") {
+        await entry.body.cancel();
+        continue;
+      }
+      if (type !== "file") {
+        await entry.body.cancel();
+        throw new UsageError(
+          `archive entry "${header.name}" is a ${type}; only regular files are accepted`,
+        );
+      }
+      const path = safePath(header.name);
+      if (header.size > limits.maxFileBytes) {
+        await entry.body.cancel();
+        throw tooLarge(
+          `"${path}" is ${header.size} bytes; the limit is ${limits.maxFileBytes} per file`,
+        );
+      }
+      total += header.size;
+      if (total > limits.maxTotalBytes) {
+        await entry.body.cancel();
+        throw tooLarge(`archive unpacks to more than ${limits.maxTotalBytes} bytes`);
+      }
+      const data = new Uint8Array(await new Response(entry.body).arrayBuffer());
+      if (out.has(path)) throw new UsageError(`archive contains "${path}" twice`);
+      out.set(path, data);
+    }
+  } catch (err) {
+    if (err instanceof CfgtoolError) throw err;
+    throw new UsageError(`not a valid tar or tar.gz archive: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return out;
+}
+
+function safePath(name: string): string {
+  let p = name;
+  while (p.startsWith("./")) p = p.slice(2);
+  if (
+    p === "" || p.startsWith("/") || /^[A-Za-z]:/.test(p) || p.includes("\\") || p.includes("\0")
+  ) {
+    throw new UsageError(`archive entry "${name}" has an absolute or invalid path`);
+  }
+  if (p.split("/").some((seg) => seg === ".." || seg === "." || seg === "")) {
+    throw new UsageError(`archive entry "${name}" leaves the archive root or is not normalized`);
+  }
+  return p;
+}
+
+function tooLarge(message: string): CfgtoolError {
+  return new CfgtoolError("payload_too_large", message, { status: 413 });
+}
+
+async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
+  const stream = new Blob([bytes as BlobPart]).stream().pipeThrough(
+    new CompressionStream("gzip") as ReadableWritablePair<Uint8Array, Uint8Array>,
+  );
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}

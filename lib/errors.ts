@@ -1,0 +1,285 @@
+/**
+ * Typed errors with a stable `code`. Every failure a user can see is one of
+ * these classes; the CLI turns them into exit codes (lib/cli/exit.ts) and the
+ * HTTP layer into the JSON error envelope (lib/http/errors.ts), each in exactly
+ * one place.
+ *
+ * @module
+ */
+
+/** Options shared by every {@linkcode CfgtoolError}. */
+export interface CfgtoolErrorOptions {
+  /** HTTP status used when the error reaches the HTTP layer. */
+  status?: number;
+  /** Extra machine-readable facts (goes to `details` in the envelope). */
+  details?: Record<string, unknown>;
+  /** The underlying error, kept for debugging, never shown to users. */
+  cause?: unknown;
+}
+
+/**
+ * Base class of every cfgtool error: a stable `code`, a human message, an
+ * HTTP status and optional `details`.
+ *
+ * @example
+ * ```ts
+ * import { CfgtoolError } from "./errors.ts";
+ * const err = new CfgtoolError("conflict", "Tenant acme exists", { status: 409 });
+ * if (err.code !== "conflict" || err.status !== 409) throw new Error();
+ * ```
+ */
+export class CfgtoolError extends Error {
+  /** Stable machine-readable code (`tenant_not_found`, `usage`, …). */
+  readonly code: string;
+  /** HTTP status for the error envelope. */
+  readonly status: number;
+  /** Extra machine-readable facts. */
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(
+    code: string,
+    message: string,
+    options: CfgtoolErrorOptions = {},
+  ) {
+    super(
+      message,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.name = "CfgtoolError";
+    this.code = code;
+    this.status = options.status ?? 500;
+    this.details = options.details;
+  }
+}
+
+/**
+ * Bad command-line usage or a bad request: wrong flags, a missing
+ * argument, a malformed value. Exit status 2 on the CLI; 400
+ * `invalid_request` over HTTP.
+ *
+ * @example
+ * ```ts
+ * import { UsageError } from "./errors.ts";
+ * const err = new UsageError("--context needs key=value");
+ * if (err.status !== 400) throw new Error();
+ * ```
+ */
+export class UsageError extends CfgtoolError {
+  constructor(
+    message: string,
+    options: Omit<CfgtoolErrorOptions, "status"> = {},
+  ) {
+    super("invalid_request", message, { ...options, status: 400 });
+    this.name = "UsageError";
+  }
+}
+
+/**
+ * Something named does not exist (a workspace, a variable, a tenant, a
+ * namespace, a token). `code` says which: `workspace_not_found`,
+ * `variable_not_found`, `tenant_not_found`, `namespace_not_found`,
+ * `token_not_found`, `not_found`.
+ *
+ * @example
+ * ```ts
+ * import { NotFoundError } from "./errors.ts";
+ * const err = new NotFoundError("tenant_not_found", "No tenant acme");
+ * if (err.status !== 404) throw new Error();
+ * ```
+ */
+export class NotFoundError extends CfgtoolError {
+  constructor(
+    code: string,
+    message: string,
+    options: Omit<CfgtoolErrorOptions, "status"> = {},
+  ) {
+    super(code, message, { ...options, status: 404 });
+    this.name = "NotFoundError";
+  }
+}
+
+/**
+ * One problem found in a set of files: the file, and either a line/column
+ * (syntax errors) or a key path (schema and reference errors).
+ */
+export interface Problem {
+  /** Path of the file, relative to the workspace or manifest root, `/`-separated. */
+  path: string;
+  /** 1-based line, for syntax errors. */
+  line?: number;
+  /** 1-based column, for syntax errors. */
+  column?: number;
+  /** Key path inside the file (`resolve.rule[2].value`). */
+  key?: string;
+  /** What is wrong. */
+  message: string;
+}
+
+/**
+ * Formats a problem as one line: `<path>:<line>:<col>: <message>` when it has
+ * a line, `<path>: <key path>: <message>` when it has a key path, else
+ * `<path>: <message>`.
+ *
+ * @example
+ * ```ts
+ * import { formatProblem } from "./errors.ts";
+ * const line = formatProblem({ path: "variables/x.toml", key: "type", message: "bad" });
+ * if (line !== "variables/x.toml: type: bad") throw new Error(line);
+ * ```
+ */
+export function formatProblem(p: Problem): string {
+  if (p.line !== undefined) {
+    return `${p.path}:${p.line}:${p.column ?? 1}: ${p.message}`;
+  }
+  if (p.key !== undefined && p.key !== "") {
+    return `${p.path}: ${p.key}: ${p.message}`;
+  }
+  return `${p.path}: ${p.message}`;
+}
+
+/**
+ * A set of files failed validation; `problems` lists every problem found.
+ * Exit status 1 on the CLI; 422 `invalid_manifest` (or the given code) over HTTP.
+ *
+ * @example
+ * ```ts
+ * import { ProblemsError } from "./errors.ts";
+ * const err = new ProblemsError([{ path: "a.toml", message: "bad" }]);
+ * if (err.problems.length !== 1) throw new Error();
+ * ```
+ */
+export class ProblemsError extends CfgtoolError {
+  /** Every problem, in a stable order. */
+  readonly problems: Problem[];
+
+  constructor(
+    problems: Problem[],
+    code = "invalid_manifest",
+    message?: string,
+  ) {
+    super(
+      code,
+      message ??
+        `${problems.length} problem${problems.length === 1 ? "" : "s"} found`,
+      { status: 422, details: { problems } },
+    );
+    this.name = "ProblemsError";
+    this.problems = problems;
+  }
+}
+
+/**
+ * A request without a valid credential: missing, malformed, unknown,
+ * expired or revoked. 401 `unauthorized` over HTTP (the HTTP layer adds
+ * `WWW-Authenticate: Bearer`).
+ *
+ * @example
+ * ```ts
+ * import { UnauthorizedError } from "./errors.ts";
+ * const err = new UnauthorizedError("Token is revoked");
+ * if (err.status !== 401 || err.code !== "unauthorized") throw new Error();
+ * ```
+ */
+export class UnauthorizedError extends CfgtoolError {
+  constructor(
+    message: string,
+    options: Omit<CfgtoolErrorOptions, "status"> = {},
+  ) {
+    super("unauthorized", message, { ...options, status: 401 });
+    this.name = "UnauthorizedError";
+  }
+}
+
+/**
+ * An authenticated principal that may not do what it asked: insufficient
+ * permission, a `{tenant}` that differs from the binding, or a
+ * `namespace-client` token whose environment is not public. 403 `forbidden`.
+ *
+ * @example
+ * ```ts
+ * import { ForbiddenError } from "./errors.ts";
+ * const err = new ForbiddenError("Token is bound to tenant acme");
+ * if (err.status !== 403 || err.code !== "forbidden") throw new Error();
+ * ```
+ */
+export class ForbiddenError extends CfgtoolError {
+  constructor(
+    message: string,
+    options: Omit<CfgtoolErrorOptions, "status"> = {},
+  ) {
+    super("forbidden", message, { ...options, status: 403 });
+    this.name = "ForbiddenError";
+  }
+}
+
+/**
+ * A duplicate name or slug, or a state that does not allow the change (a
+ * token that is no longer active). 409 `conflict`.
+ *
+ * @example
+ * ```ts
+ * import { ConflictError } from "./errors.ts";
+ * const err = new ConflictError("Tenant acme exists");
+ * if (err.status !== 409 || err.code !== "conflict") throw new Error();
+ * ```
+ */
+export class ConflictError extends CfgtoolError {
+  constructor(
+    message: string,
+    options: Omit<CfgtoolErrorOptions, "status"> = {},
+  ) {
+    super("conflict", message, { ...options, status: 409 });
+    this.name = "ConflictError";
+  }
+}
+
+/**
+ * An `If-Match` precondition that no longer holds (the manifest head moved).
+ * 412 `precondition_failed`.
+ *
+ * @example
+ * ```ts
+ * import { PreconditionFailedError } from "./errors.ts";
+ * const err = new PreconditionFailedError("Head is v4, not v3");
+ * if (err.status !== 412 || err.code !== "precondition_failed") throw new Error();
+ * ```
+ */
+export class PreconditionFailedError extends CfgtoolError {
+  constructor(
+    message: string,
+    options: Omit<CfgtoolErrorOptions, "status"> = {},
+  ) {
+    super("precondition_failed", message, { ...options, status: 412 });
+    this.name = "PreconditionFailedError";
+  }
+}
+
+/**
+ * Too many requests; `retryAfter` is the number of seconds to wait (the HTTP
+ * layer sends it as `Retry-After`). 429 `rate_limit_exceeded`.
+ *
+ * @example
+ * ```ts
+ * import { RateLimitError } from "./errors.ts";
+ * const err = new RateLimitError("Slow down", 2);
+ * if (err.status !== 429 || err.retryAfter !== 2) throw new Error();
+ * ```
+ */
+export class RateLimitError extends CfgtoolError {
+  /** Seconds until a retry may succeed. */
+  readonly retryAfter: number;
+
+  constructor(
+    message: string,
+    retryAfter: number,
+    options: Omit<CfgtoolErrorOptions, "status"> = {},
+  ) {
+    super("rate_limit_exceeded", message, {
+      ...options,
+      status: 429,
+      details: { ...options.details, retry_after: retryAfter },
+    });
+    this.name = "RateLimitError";
+    this.retryAfter = retryAfter;
+  }
+}

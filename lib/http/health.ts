@@ -1,0 +1,36 @@
+/**
+ * `GET /healthz` (the process answers) and `GET /readyz` (the KV answers a
+ * read). Both are open to anyone and carry no data.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { AppDeps, AppEnv } from "./app.ts";
+
+/**
+ * The health routes.
+ *
+ * @example
+ * ```ts
+ * import { healthRoutes } from "./health.ts";
+ * import { silentLogger } from "../log.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const res = await healthRoutes({ kv, log: silentLogger }).request("/readyz");
+ * if (res.status !== 200) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function healthRoutes(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.get("/readyz", async (c) => {
+    try {
+      await deps.kv.get(["readyz"], { consistency: "strong" });
+      return c.json({ status: "ready" });
+    } catch (err) {
+      deps.log("warn", "readiness check failed", { error: (err as Error).message });
+      return c.json({ status: "unavailable", code: "kv_unavailable" }, 503);
+    }
+  });
+  return app;
+}

@@ -1,0 +1,118 @@
+/**
+ * The flag service: `createServer(options)` builds the request handler over an
+ * opened KV; `serve(options)` opens the KV and listens with `Deno.serve`.
+ * Also runnable directly: `deno run -A --unstable-kv server.ts --port 8080`.
+ *
+ * @module
+ */
+import { createApp } from "./lib/http/app.ts";
+import { createLogger, type Logger } from "./lib/log.ts";
+import { DEFAULT_KV_PATH, openKv } from "./lib/store/kv.ts";
+
+/** Options of {@linkcode createServer}. */
+export interface ServerOptions {
+  /** The opened KV. */
+  kv: Deno.Kv;
+  /** Where logs go (default: JSON lines on stderr). */
+  log?: Logger;
+}
+
+/** A request handler and what it holds open. */
+export interface FlagServer {
+  /** The fetch handler, as `Deno.serve` takes it. */
+  fetch: (req: Request) => Response | Promise<Response>;
+  /** Stops background work (pollers, streams). Does not close the KV. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the service's request handler over an opened KV.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from "./server.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const server = createServer({ kv, log: () => {} });
+ * const res = await server.fetch(new Request("http://x/healthz"));
+ * if (res.status !== 200) throw new Error();
+ * await server.close();
+ * kv.close();
+ * ```
+ */
+export function createServer(options: ServerOptions): FlagServer {
+  const log = options.log ?? createLogger();
+  const app = createApp({ kv: options.kv, log });
+  return {
+    fetch: (req) => app.fetch(req),
+    close: () => Promise.resolve(),
+  };
+}
+
+/** Options of {@linkcode serve}. */
+export interface ServeOptions {
+  /** KV location: a path, `:memory:` or a KV Connect URL (default `./cfgtool-data/kv.sqlite3`). */
+  kv?: string;
+  /** Listening address (default `127.0.0.1`). */
+  hostname?: string;
+  /** Port; 0 picks a free one (default 8080). */
+  port?: number;
+  /** Where logs go. */
+  log?: Logger;
+  /** Aborting this stops the server. */
+  signal?: AbortSignal;
+  /** Called once the server listens, with its address. */
+  onListen?: (addr: { hostname: string; port: number }) => void;
+}
+
+/**
+ * Opens the KV and serves until `signal` aborts. Resolves when the server has
+ * stopped and the KV is closed.
+ *
+ * @example
+ * ```ts ignore
+ * import { serve } from "./server.ts";
+ * const ac = new AbortController();
+ * const done = serve({ kv: ":memory:", port: 0, signal: ac.signal });
+ * ac.abort();
+ * await done;
+ * ```
+ */
+export async function serve(options: ServeOptions = {}): Promise<void> {
+  const log = options.log ?? createLogger();
+  const kvSpec = options.kv ?? DEFAULT_KV_PATH;
+  const kv = await openKv(kvSpec);
+  const server = createServer({ kv, log });
+  const httpServer = Deno.serve({
+    hostname: options.hostname ?? "127.0.0.1",
+    port: options.port ?? 8080,
+    ...(options.signal ? { signal: options.signal } : {}),
+    onListen: (addr) => {
+      log("info", "listening", {
+        url: `http://${addr.hostname}:${addr.port}`,
+        kv: describeKv(kvSpec),
+      });
+      options.onListen?.(addr);
+    },
+  }, server.fetch);
+  await httpServer.finished;
+  await server.close();
+  kv.close();
+}
+
+function describeKv(spec: string): string {
+  // A KV Connect URL may carry credentials in its userinfo; never log them.
+  try {
+    const u = new URL(spec);
+    if (u.protocol === "http:" || u.protocol === "https:") {
+      return `${u.protocol}//${u.host}${u.pathname}`;
+    }
+  } catch {
+    // a path
+  }
+  return spec;
+}
+
+if (import.meta.main) {
+  const { runCli } = await import("./cli.ts");
+  Deno.exit(await runCli(["serve", ...Deno.args]));
+}

@@ -1,0 +1,44 @@
+import { assert, assertEquals } from "../assert.ts";
+import { startServer } from "./server_process.ts";
+
+Deno.test("cfgtool serve answers /healthz and /readyz on loopback and stops on SIGTERM", async () => {
+  const server = await startServer();
+  try {
+    const health = await fetch(`${server.url}/healthz`);
+    assertEquals(health.status, 200);
+    assertEquals(await health.json(), { status: "ok" });
+    assert(health.headers.get("x-request-id"));
+    const ready = await fetch(`${server.url}/readyz`);
+    assertEquals(ready.status, 200);
+    assertEquals((await ready.json()).status, "ready");
+  } finally {
+    assertEquals(await server.stop(), 0);
+  }
+});
+
+Deno.test("cfgtool serve answers unknown routes with the JSON error envelope", async () => {
+  const server = await startServer();
+  try {
+    const res = await fetch(`${server.url}/nope`, { headers: { "x-request-id": "abc-123" } });
+    assertEquals(res.status, 404);
+    const body = await res.json();
+    assertEquals(body.code, "not_found");
+    assertEquals(body.request_id, "abc-123");
+    assertEquals(res.headers.get("x-request-id"), "abc-123");
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("cfgtool serve on a KV file persists it across restarts of the process", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const kvPath = `${dir}/nested/kv.sqlite3`;
+    const server = await startServer({ kv: kvPath });
+    await (await fetch(`${server.url}/readyz`)).body?.cancel();
+    await server.stop();
+    assert((await Deno.stat(kvPath)).isFile, "the KV file and its parent directory are created");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
