@@ -8,11 +8,14 @@
 import { createApp } from "./lib/http/app.ts";
 import { createLogger, type Logger } from "./lib/log.ts";
 import { DEFAULT_KV_PATH, openKv } from "./lib/store/kv.ts";
+import { loadTokenKey } from "./lib/auth/hmac_key.ts";
 
 /** Options of {@linkcode createServer}. */
 export interface ServerOptions {
   /** The opened KV. */
   kv: Deno.Kv;
+  /** The HMAC key that digests service tokens and sessions. */
+  key: CryptoKey;
   /** Where logs go (default: JSON lines on stderr). */
   log?: Logger;
 }
@@ -31,8 +34,9 @@ export interface FlagServer {
  * @example
  * ```ts
  * import { createServer } from "./server.ts";
+ * import { randomTokenKey } from "./lib/auth/hmac_key.ts";
  * const kv = await Deno.openKv(":memory:");
- * const server = createServer({ kv, log: () => {} });
+ * const server = createServer({ kv, key: await randomTokenKey(), log: () => {} });
  * const res = await server.fetch(new Request("http://x/healthz"));
  * if (res.status !== 200) throw new Error();
  * await server.close();
@@ -41,7 +45,7 @@ export interface FlagServer {
  */
 export function createServer(options: ServerOptions): FlagServer {
   const log = options.log ?? createLogger();
-  const app = createApp({ kv: options.kv, log });
+  const app = createApp({ kv: options.kv, key: options.key, log });
   return {
     fetch: (req) => app.fetch(req),
     close: () => Promise.resolve(),
@@ -52,6 +56,8 @@ export function createServer(options: ServerOptions): FlagServer {
 export interface ServeOptions {
   /** KV location: a path, `:memory:` or a KV Connect URL (default `./cfgtool-data/kv.sqlite3`). */
   kv?: string;
+  /** HMAC key file (default: `token.key` beside the KV file, created when absent). */
+  tokenKeyFile?: string;
   /** Listening address (default `127.0.0.1`). */
   hostname?: string;
   /** Port; 0 picks a free one (default 8080). */
@@ -80,8 +86,17 @@ export interface ServeOptions {
 export async function serve(options: ServeOptions = {}): Promise<void> {
   const log = options.log ?? createLogger();
   const kvSpec = options.kv ?? DEFAULT_KV_PATH;
+  const loaded = await loadTokenKey(
+    options.tokenKeyFile === undefined
+      ? { kv: kvSpec }
+      : { kv: kvSpec, keyFile: options.tokenKeyFile },
+  );
+  if (loaded.created) log("info", "created token HMAC key file", { path: loaded.path });
+  else if (loaded.path === null) {
+    log("info", "using an in-process token HMAC key (tokens die with the process)");
+  }
   const kv = await openKv(kvSpec);
-  const server = createServer({ kv, log });
+  const server = createServer({ kv, key: loaded.key, log });
   const httpServer = Deno.serve({
     hostname: options.hostname ?? "127.0.0.1",
     port: options.port ?? 8080,

@@ -9,6 +9,8 @@ import { Command } from "commander";
 import denoJson from "../../deno.json" with { type: "json" };
 import { registerWorkspaceCommands } from "./workspace.ts";
 import { registerServeCommand } from "./serve.ts";
+import { registerFlagsCommands } from "./flags.ts";
+import { registerRemoteCommands } from "./remote.ts";
 
 /**
  * Builds the command tree. Commander is told not to call `process.exit`;
@@ -30,9 +32,21 @@ export function buildProgram(): Command {
     )
     .version(denoJson.version, "-V, --version")
     .showHelpAfterError("(run with --help for usage)")
+    // `pull --version 3` is the command's option, not the program's -V/--version
+    .enablePositionalOptions()
     .exitOverride();
   registerWorkspaceCommands(program);
   registerServeCommand(program);
-  for (const cmd of program.commands) cmd.exitOverride();
+  registerFlagsCommands(program);
+  registerRemoteCommands(program);
+  overrideExits(program as unknown as Command);
   return program as unknown as Command;
+}
+
+/** Makes every command, at any depth, throw instead of calling process.exit. */
+function overrideExits(cmd: Command): void {
+  for (const sub of cmd.commands) {
+    sub.exitOverride();
+    overrideExits(sub as unknown as Command);
+  }
 }

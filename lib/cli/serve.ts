@@ -30,6 +30,12 @@ export function registerServeCommand(program: Command): void {
         "(http(s)://…, token in DENO_KV_ACCESS_TOKEN)",
       Deno.env.get("CFGTOOL_KV") ?? "./cfgtool-data/kv.sqlite3",
     )
+    .option(
+      "--token-key-file <path>",
+      "HMAC key that digests service tokens (default: token.key beside the KV file,\n" +
+        "created with mode 0600 when absent; required with a KV Connect URL)",
+      Deno.env.get("CFGTOOL_TOKEN_KEY_FILE"),
+    )
     .addHelpText(
       "after",
       "\nExamples:\n  cfgtool serve\n  cfgtool serve --port 0 --kv :memory:\n" +
@@ -48,6 +54,7 @@ export function registerServeCommand(program: Command): void {
       try {
         await serve({
           kv: opts.kv,
+          ...(opts.tokenKeyFile ? { tokenKeyFile: opts.tokenKeyFile } : {}),
           hostname: opts.hostname,
           port,
           signal: ac.signal,

@@ -8,19 +8,32 @@
 import { Hono } from "hono";
 import type { Logger } from "../log.ts";
 import { NotFoundError } from "../errors.ts";
+import type { Principal } from "../auth/principal.ts";
 import { errorResponse } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
+import { requireAuth } from "./authn.ts";
+import { tenantRoutes } from "./tenants.ts";
+import { namespaceRoutes } from "./namespaces.ts";
+import { manifestRoutes } from "./manifest.ts";
+import { tokenRoutes } from "./tokens.ts";
+import { auditRoutes } from "./audit.ts";
 
 /** What the HTTP application needs from the server. */
 export interface AppDeps {
   /** The opened KV store. */
   kv: Deno.Kv;
+  /** The HMAC key that digests tokens and sessions. */
+  key: CryptoKey;
   /** Where logs go. */
   log: Logger;
+  /** Clock, for tests. */
+  now?: () => Date;
 }
 
 /** Variables every handler can read from the hono context. */
-export type AppEnv = { Variables: { requestId: string } };
+export type AppEnv = {
+  Variables: { requestId: string; principal: Principal; clientIp: string | undefined };
+};
 
 /**
  * Creates the hono application with every route of the service.
@@ -29,8 +42,9 @@ export type AppEnv = { Variables: { requestId: string } };
  * ```ts
  * import { createApp } from "./app.ts";
  * import { silentLogger } from "../log.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
  * const kv = await Deno.openKv(":memory:");
- * const app = createApp({ kv, log: silentLogger });
+ * const app = createApp({ kv, key: await randomTokenKey(), log: silentLogger });
  * const res = await app.request("/healthz");
  * if (res.status !== 200) throw new Error();
  * kv.close();
@@ -45,12 +59,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const started = performance.now();
     await next();
     c.res.headers.set("x-request-id", id);
+    const principal = c.get("principal");
     deps.log("info", "request", {
       request_id: id,
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
       ms: Math.round((performance.now() - started) * 10) / 10,
+      ...(principal ? principalFields(principal) : {}),
     });
   });
   app.onError((err, c) => errorResponse(err, c.get("requestId") ?? crypto.randomUUID(), deps.log));
@@ -62,5 +78,22 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     )
   );
   app.route("/", healthRoutes(deps));
+  const api = new Hono<AppEnv>();
+  api.use("*", requireAuth(deps));
+  api.route("/tenants", tenantRoutes(deps));
+  api.route("/tenants/:tenant/namespaces", namespaceRoutes(deps));
+  api.route("/tenants/:tenant/namespaces/:ns", manifestRoutes(deps));
+  api.route("/tokens", tokenRoutes(deps));
+  api.route("/audit", auditRoutes(deps));
+  app.route("/api/v1", api);
   return app;
+}
+
+/** Who made a request, as access logs record it (ids only, never secrets). */
+function principalFields(p: Principal): Record<string, unknown> {
+  if (p.kind === "session") return { principal_type: "user", principal_id: p.user_id };
+  return {
+    principal_type: p.token.type === "namespace-client" ? "client" : "service",
+    principal_id: p.token.id,
+  };
 }

@@ -1,0 +1,70 @@
+/**
+ * Keyed digests of credentials: HMAC-SHA-256 under the server's token key,
+ * as lower-case hex. The store keeps digests, never tokens; client IPs are
+ * kept only as their digest. Comparisons of digests run in constant time.
+ *
+ * @module
+ */
+import { toHex } from "../closure/hash.ts";
+
+const encoder = new TextEncoder();
+
+/**
+ * HMAC-SHA-256 of a string under the key, as 64 hex digits.
+ *
+ * @param key an HMAC key with the `sign` usage
+ * @param value the string (a full token, a session token, an IP)
+ * @returns the digest in hex
+ *
+ * @example
+ * ```ts
+ * import { hmacHex } from "./digest.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * const key = await randomTokenKey();
+ * if ((await hmacHex(key, "x")).length !== 64) throw new Error();
+ * ```
+ */
+export async function hmacHex(key: CryptoKey, value: string): Promise<string> {
+  const sig = await crypto.subtle.sign("HMAC", key, encoder.encode(value));
+  return toHex(new Uint8Array(sig));
+}
+
+/**
+ * Compares two byte arrays in time that depends only on their length.
+ * Arrays of different lengths are unequal (lengths are not secret here:
+ * digests always have 32 bytes).
+ *
+ * @param a first array
+ * @param b second array
+ * @returns true when every byte is equal
+ *
+ * @example
+ * ```ts
+ * import { timingSafeEqual } from "./digest.ts";
+ * if (!timingSafeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 2]))) throw new Error();
+ * if (timingSafeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 3]))) throw new Error();
+ * ```
+ */
+export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
+
+/**
+ * Compares two hex digests in constant time (over their UTF-8 bytes).
+ *
+ * @param a first digest
+ * @param b second digest
+ * @returns true when equal
+ *
+ * @example
+ * ```ts
+ * import { digestsEqual } from "./digest.ts";
+ * if (!digestsEqual("ab12", "ab12") || digestsEqual("ab12", "ab13")) throw new Error();
+ * ```
+ */
+export function digestsEqual(a: string, b: string): boolean {
+  return timingSafeEqual(encoder.encode(a), encoder.encode(b));
+}

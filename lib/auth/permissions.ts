@@ -1,0 +1,384 @@
+/**
+ * The one place that decides what a principal may do. Every decision is
+ * allow or a typed refusal: 403 `ForbiddenError` (`forbidden`), including
+ * a `{tenant}` (or namespace) in the path that differs from a token's
+ * binding. Human roles are read from the current tenant-admin and
+ * namespace-admin lists on every call, so removing an admin takes effect
+ * at once.
+ *
+ * Summary (spec/credentials.md, DESIGN.md §6):
+ *
+ * | action | allowed |
+ * |---|---|
+ * | `tenant.create`, `tenant.delete` | superadmin |
+ * | `tenant.list` | any principal but `namespace-client` (callers filter with `tenant.read`) |
+ * | `tenant.read`, `namespace.list` | superadmin; any non-client principal of the tenant |
+ * | `tenant.admins` | superadmin; human tenant admin |
+ * | `namespace.create`, `namespace.delete`, `namespace.admins` | superadmin; tenant admin (human or token) |
+ * | `namespace.read`, `manifest.read`, `evaluate` | superadmin; tenant admin; namespace admin; namespace-read/-write token of the namespace |
+ * | `manifest.write` (push, lint, rollback, versions) | as above without namespace-read |
+ * | `evaluate.public` | `namespace-client` for its bound triple while `public_evaluate = true` (and everyone with `evaluate`) |
+ * | `audit.read` | superadmin; tenant admin (human or token) for its tenant |
+ *
+ * Token actions and issuance: {@linkcode authorizeTokenAction},
+ * {@linkcode authorizeIssue}.
+ *
+ * @module
+ */
+import { ForbiddenError } from "../errors.ts";
+import { isNamespaceAdmin, namespacesAdministeredBy } from "../store/namespaces.ts";
+import { isTenantAdmin } from "../store/tenants.ts";
+import type { TokenRecord, TokenType } from "../store/tokens.ts";
+import type { Principal } from "./principal.ts";
+import { assertPublicEvaluate } from "./public_gate.ts";
+
+/** Actions on tenants, namespaces, manifests, evaluation and audit. */
+export type Action =
+  | "tenant.create"
+  | "tenant.list"
+  | "tenant.read"
+  | "tenant.delete"
+  | "tenant.admins"
+  | "namespace.create"
+  | "namespace.list"
+  | "namespace.read"
+  | "namespace.delete"
+  | "namespace.admins"
+  | "manifest.read"
+  | "manifest.write"
+  | "evaluate"
+  | "evaluate.public"
+  | "audit.read";
+
+/** Actions on an existing token. */
+export type TokenAction = "token.read" | "token.rotate" | "token.revoke";
+
+/** What an action is about: the path's tenant, namespace, environment. */
+export interface Target {
+  tenant?: string;
+  namespace?: string;
+  environment?: string;
+}
+
+/** Role level of a principal on a (tenant, namespace?) target. */
+type Level =
+  | "none"
+  | "client"
+  | "read"
+  | "write"
+  | "ns-admin"
+  | "tenant-token"
+  | "tenant-human"
+  | "super";
+
+const refuse = (message: string, details?: Record<string, unknown>) =>
+  new ForbiddenError(message, details === undefined ? {} : { details });
+
+/**
+ * Checks a token's binding against the target; throws 403 on a mismatch.
+ * Returns the level of the token on the target.
+ */
+function tokenLevel(token: TokenRecord, target: Target): Level {
+  if (token.type === "superadmin") return "super";
+  if (target.tenant !== undefined && target.tenant !== token.tenant_slug) {
+    throw refuse(
+      `Token ${token.id} is bound to tenant ${token.tenant_slug}, not ${target.tenant}`,
+      { tenant: target.tenant },
+    );
+  }
+  if (token.type === "tenant-admin") return "tenant-token";
+  if (target.namespace !== undefined && target.namespace !== token.namespace_slug) {
+    throw refuse(
+      `Token ${token.id} is bound to namespace ${token.namespace_slug}, not ${target.namespace}`,
+      { namespace: target.namespace },
+    );
+  }
+  switch (token.type) {
+    case "namespace-client":
+      return "client";
+    case "namespace-read":
+      return "read";
+    default:
+      return "write";
+  }
+}
+
+async function userLevel(
+  kv: Deno.Kv,
+  userId: string,
+  target: Target,
+): Promise<Level> {
+  if (target.tenant === undefined) return "none";
+  if (await isTenantAdmin(kv, target.tenant, userId)) return "tenant-human";
+  if (target.namespace === undefined) {
+    const some = await namespacesAdministeredBy(kv, userId, target.tenant);
+    return some.length > 0 ? "read" : "none";
+  }
+  return await isNamespaceAdmin(kv, target.tenant, target.namespace, userId) ? "ns-admin" : "none";
+}
+
+async function levelOf(
+  kv: Deno.Kv,
+  p: Principal,
+  target: Target,
+): Promise<Level> {
+  return p.kind === "token" ? tokenLevel(p.token, target) : await userLevel(kv, p.user_id, target);
+}
+
+const NS_READERS: readonly Level[] = [
+  "read",
+  "write",
+  "ns-admin",
+  "tenant-token",
+  "tenant-human",
+  "super",
+];
+const NS_WRITERS: readonly Level[] = ["write", "ns-admin", "tenant-token", "tenant-human", "super"];
+const TENANT_ADMINS: readonly Level[] = ["tenant-token", "tenant-human", "super"];
+
+/** Levels allowed per action (evaluate.public and tenant.list are special). */
+const ALLOWED: Record<Exclude<Action, "evaluate.public" | "tenant.list">, readonly Level[]> = {
+  "tenant.create": ["super"],
+  "tenant.delete": ["super"],
+  "tenant.read": NS_READERS,
+  "namespace.list": NS_READERS,
+  "tenant.admins": ["tenant-human", "super"],
+  "namespace.create": TENANT_ADMINS,
+  "namespace.delete": TENANT_ADMINS,
+  "namespace.admins": TENANT_ADMINS,
+  "namespace.read": NS_READERS,
+  "manifest.read": NS_READERS,
+  "manifest.write": NS_WRITERS,
+  "evaluate": NS_READERS,
+  "audit.read": TENANT_ADMINS,
+};
+
+/** Actions whose target must name a namespace. */
+const NEEDS_NAMESPACE: ReadonlySet<Action> = new Set([
+  "namespace.read",
+  "namespace.delete",
+  "namespace.admins",
+  "manifest.read",
+  "manifest.write",
+  "evaluate",
+  "evaluate.public",
+]);
+
+/**
+ * Allows an action or throws 403 `forbidden`. For `namespace-client`
+ * tokens, `evaluate` means `evaluate.public`: allowed only for the bound
+ * (tenant, namespace, environment) and only while that environment's head
+ * has `public_evaluate = true`.
+ *
+ * @param kv the store (admin lists, manifest head)
+ * @param p the principal
+ * @param action the action
+ * @param target the path's tenant, namespace and environment
+ * @returns nothing
+ *
+ * @example
+ * ```ts
+ * import { authorize } from "./permissions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * let status = 0;
+ * try {
+ *   await authorize(kv, { kind: "session", user_id: "usr_1", session_id: "ssn_1" }, "tenant.create", {});
+ * } catch (e) { status = (e as { status: number }).status; }
+ * if (status !== 403) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function authorize(
+  kv: Deno.Kv,
+  p: Principal,
+  action: Action,
+  target: Target = {},
+): Promise<void> {
+  const level = await levelOf(kv, p, target);
+  if (level === "super") return;
+  if (target.tenant === undefined && action !== "tenant.list") {
+    throw refuse(`Cannot ${action} without a tenant`);
+  }
+  if (NEEDS_NAMESPACE.has(action) && target.namespace === undefined) {
+    throw refuse(`Cannot ${action} without a namespace`);
+  }
+  if (level === "client") {
+    if (action !== "evaluate" && action !== "evaluate.public") {
+      throw refuse(`A namespace-client token may only evaluate, not ${action}`);
+    }
+    const token = (p as { token: TokenRecord }).token;
+    if (target.environment !== token.environment_slug) {
+      throw refuse(
+        `Token ${token.id} is bound to environment ${token.environment_slug}, not ${target.environment}`,
+        { environment: target.environment },
+      );
+    }
+    await assertPublicEvaluate(kv, token);
+    return;
+  }
+  if (action === "tenant.list") return;
+  const allowed = action === "evaluate.public" ? NS_READERS : ALLOWED[action];
+  if (!allowed.includes(level)) {
+    throw refuse(`Not allowed to ${action} in ${describe(target)}`);
+  }
+}
+
+/**
+ * Like {@linkcode authorize}, but answers true or false (for filtering
+ * lists). Errors other than 403 still throw.
+ *
+ * @param kv the store
+ * @param p the principal
+ * @param action the action
+ * @param target the target
+ * @returns whether the action is allowed
+ *
+ * @example
+ * ```ts
+ * import { can } from "./permissions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const p = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1" };
+ * if (await can(kv, p, "tenant.read", { tenant: "acme" })) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function can(
+  kv: Deno.Kv,
+  p: Principal,
+  action: Action,
+  target: Target = {},
+): Promise<boolean> {
+  try {
+    await authorize(kv, p, action, target);
+    return true;
+  } catch (err) {
+    if (err instanceof ForbiddenError) return false;
+    throw err;
+  }
+}
+
+function describe(target: Target): string {
+  return [target.tenant, target.namespace, target.environment]
+    .filter((x) => x !== undefined).join("/");
+}
+
+/** The binding of a token to issue. */
+export interface IssueBinding {
+  type: TokenType;
+  tenant_slug: string | null;
+  namespace_slug: string | null;
+}
+
+/**
+ * Allows issuing a token of a type and binding, or throws 403 (issuance
+ * table of spec/credentials.md): namespace tokens by a namespace admin of
+ * that namespace, a tenant admin (human or token) of its tenant, or a
+ * superadmin; `tenant-admin` by a human tenant admin of that tenant or a
+ * superadmin (a tenant-admin token cannot mint another); `superadmin` only
+ * by a superadmin token (or bootstrap, which does not come through here).
+ * Namespace-bound tokens cannot issue any token.
+ *
+ * @param kv the store
+ * @param p the principal
+ * @param b the type and binding to issue
+ * @returns nothing
+ *
+ * @example
+ * ```ts
+ * import { authorizeIssue } from "./permissions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * let status = 0;
+ * try {
+ *   await authorizeIssue(kv, { kind: "session", user_id: "usr_1", session_id: "ssn_1" },
+ *     { type: "superadmin", tenant_slug: null, namespace_slug: null });
+ * } catch (e) { status = (e as { status: number }).status; }
+ * if (status !== 403) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function authorizeIssue(
+  kv: Deno.Kv,
+  p: Principal,
+  b: IssueBinding,
+): Promise<void> {
+  if (p.kind === "token") {
+    if (p.token.type === "superadmin") return;
+    if (p.token.type !== "tenant-admin") {
+      throw refuse("A namespace-bound token cannot issue tokens");
+    }
+  }
+  if (b.type === "superadmin") {
+    throw refuse("Only a superadmin token (or the bootstrap CLI) can issue a superadmin token");
+  }
+  if (b.tenant_slug === null) {
+    throw refuse(`Cannot issue ${b.type} without a tenant`);
+  }
+  const target: Target = { tenant: b.tenant_slug };
+  if (b.namespace_slug !== null) target.namespace = b.namespace_slug;
+  const level = await levelOf(kv, p, target);
+  if (b.type === "tenant-admin") {
+    if (level === "tenant-token") {
+      throw refuse("A tenant-admin token cannot issue another tenant-admin token");
+    }
+    if (level !== "tenant-human") {
+      throw refuse(`Only a tenant admin of ${b.tenant_slug} can issue a tenant-admin token`);
+    }
+    return;
+  }
+  if (!["ns-admin", "tenant-token", "tenant-human"].includes(level)) {
+    throw refuse(
+      `Not allowed to issue ${b.type} tokens for ${describe(target)}`,
+    );
+  }
+}
+
+/**
+ * Allows reading, rotating or revoking an existing token, or throws 403.
+ * Namespace-bound tokens cannot act on other tokens (they may read and
+ * revoke themselves). A tenant admin (human or token) acts on tokens bound
+ * to its tenant, a namespace admin on tokens bound to its namespace, a
+ * superadmin on every token. Rotation also needs permission to issue the
+ * replacement ({@linkcode authorizeIssue}).
+ *
+ * @param kv the store
+ * @param p the principal
+ * @param action `token.read`, `token.rotate` or `token.revoke`
+ * @param token the token acted on
+ * @returns nothing
+ *
+ * @example
+ * ```ts
+ * import { authorizeTokenAction } from "./permissions.ts";
+ * if (typeof authorizeTokenAction !== "function") throw new Error();
+ * ```
+ */
+export async function authorizeTokenAction(
+  kv: Deno.Kv,
+  p: Principal,
+  action: TokenAction,
+  token: TokenRecord,
+): Promise<void> {
+  const self = p.kind === "token" && p.token.id === token.id;
+  if (self && action !== "token.rotate") return;
+  if (p.kind === "token") {
+    if (p.token.type === "superadmin") return;
+    if (p.token.type !== "tenant-admin") {
+      throw refuse(`A namespace-bound token cannot ${action.slice(6)} other tokens`);
+    }
+  }
+  if (action === "token.rotate") {
+    await authorizeIssue(kv, p, token);
+    return;
+  }
+  if (token.tenant_slug === null) {
+    throw refuse(`Not allowed to ${action.slice(6)} token ${token.id}`);
+  }
+  const target: Target = { tenant: token.tenant_slug };
+  if (p.kind === "session" && token.namespace_slug !== null) {
+    target.namespace = token.namespace_slug;
+  }
+  const level = await levelOf(kv, p, target);
+  if (!["ns-admin", "tenant-token", "tenant-human"].includes(level)) {
+    throw refuse(`Not allowed to ${action.slice(6)} token ${token.id}`);
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * Authentication: turns an `Authorization: Bearer <credential>` header into
+ * a {@linkcode Principal}, checking on every request token expiry,
+ * revocation and the `namespace-client` environment gate. Also records
+ * `last_used_at` (at most once a minute per token) together with a
+ * `token.authenticated` audit entry.
+ *
+ * @module
+ */
+import { UnauthorizedError } from "../errors.ts";
+import { addAudit, type AuditActor, type PrincipalType, tokenAuditEntry } from "../store/audit.ts";
+import {
+  effectiveStatus,
+  findTokenByDigest,
+  type TokenRecord,
+  transitionToken,
+} from "../store/tokens.ts";
+import { type AuthDeps, clock, type RequestContext } from "./deps.ts";
+import { digestsEqual, hmacHex } from "./digest.ts";
+import { assertPublicEvaluate } from "./public_gate.ts";
+import { findSession } from "./sessions.ts";
+import { parseToken } from "./token_format.ts";
+
+/** How often `last_used_at` (and `token.authenticated`) is written per token. */
+export const LAST_USED_INTERVAL_MS = 60_000;
+
+/** An authenticated caller: a service token, or a human session. */
+export type Principal =
+  | { kind: "token"; token: TokenRecord }
+  | { kind: "session"; user_id: string; session_id: string };
+
+/**
+ * The id recorded as actor / creator for a principal: the token id or the
+ * user id.
+ *
+ * @param p the principal
+ * @returns its id
+ *
+ * @example
+ * ```ts
+ * import { principalId } from "./principal.ts";
+ * if (principalId({ kind: "session", user_id: "usr_1", session_id: "ssn_1" }) !== "usr_1") throw new Error();
+ * ```
+ */
+export function principalId(p: Principal): string {
+  return p.kind === "token" ? p.token.id : p.user_id;
+}
+
+/**
+ * The audit `principal_type` of a principal: `client` for
+ * `namespace-client` tokens, `service` for other tokens, `user` for humans.
+ *
+ * @param p the principal
+ * @returns the principal type
+ *
+ * @example
+ * ```ts
+ * import { principalType } from "./principal.ts";
+ * if (principalType({ kind: "session", user_id: "usr_1", session_id: "ssn_1" }) !== "user") throw new Error();
+ * ```
+ */
+export function principalType(p: Principal): PrincipalType {
+  if (p.kind === "session") return "user";
+  return p.token.type === "namespace-client" ? "client" : "service";
+}
+
+/**
+ * The audit actor for a principal in a request.
+ *
+ * @param p the principal
+ * @param requestId the request id
+ * @returns the actor
+ *
+ * @example
+ * ```ts
+ * import { actorOf } from "./principal.ts";
+ * const a = actorOf({ kind: "session", user_id: "usr_1", session_id: "ssn_1" }, "r1");
+ * if (a.id !== "usr_1" || a.request_id !== "r1") throw new Error();
+ * ```
+ */
+export function actorOf(p: Principal, requestId: string | null): AuditActor {
+  return { id: principalId(p), principal_type: principalType(p), request_id: requestId };
+}
+
+/**
+ * Authenticates a request from its `Authorization` header. Throws 401
+ * {@linkcode UnauthorizedError} for a missing, malformed, unknown, expired
+ * or revoked credential (an active token found past `expires_at` becomes
+ * `expired`, with one `token.expired` audit entry), and 403
+ * `ForbiddenError` for a `namespace-client` token whose
+ * environment is not public.
+ *
+ * @param deps store, key and clock
+ * @param authorization the header value (or null when absent)
+ * @param ctx request id and client IP
+ * @returns the principal
+ *
+ * @example
+ * ```ts
+ * import { authenticate } from "./principal.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * let status = 0;
+ * try {
+ *   await authenticate({ kv, key: await randomTokenKey() }, null, { requestId: "r1" });
+ * } catch (e) { status = (e as { status: number }).status; }
+ * if (status !== 401) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function authenticate(
+  deps: AuthDeps,
+  authorization: string | null | undefined,
+  ctx: RequestContext,
+): Promise<Principal> {
+  if (authorization === null || authorization === undefined || authorization === "") {
+    throw new UnauthorizedError("Missing credential: send Authorization: Bearer <token>");
+  }
+  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+  if (m === null) {
+    throw new UnauthorizedError("Malformed Authorization header: expected Bearer <token>");
+  }
+  const credential = m[1]!;
+  if (credential.startsWith("ses_")) {
+    const session = await findSession(deps.kv, deps.key, credential, clock(deps));
+    if (session === null) throw new UnauthorizedError("Unknown or expired session");
+    return { kind: "session", user_id: session.user_id, session_id: session.id };
+  }
+  if (parseToken(credential) === null) {
+    throw new UnauthorizedError("Malformed credential");
+  }
+  const digest = await hmacHex(deps.key, credential);
+  const entry = await findTokenByDigest(deps.kv, digest);
+  // The lookup is by digest; compare once more in constant time anyway.
+  if (entry === null || !digestsEqual(entry.value.digest, digest)) {
+    throw new UnauthorizedError("Unknown credential");
+  }
+  let token = entry.value;
+  const now = clock(deps);
+  if (token.status === "revoked") throw new UnauthorizedError("Token is revoked");
+  if (effectiveStatus(token, now) === "expired") {
+    if (token.status === "active") await expire(deps, token.id, now, ctx);
+    throw new UnauthorizedError("Token has expired");
+  }
+  if (token.type === "namespace-client") {
+    await assertPublicEvaluate(deps.kv, token);
+  }
+  token = await touch(deps, entry, now, ctx);
+  return { kind: "token", token };
+}
+
+/** Persists `expired` and audits it, once, whoever observes it first. */
+async function expire(
+  deps: AuthDeps,
+  id: string,
+  now: Date,
+  ctx: RequestContext,
+): Promise<void> {
+  const actor: AuditActor = { id: "system", principal_type: "system", request_id: ctx.requestId };
+  await transitionToken(
+    deps.kv,
+    id,
+    (t) =>
+      t.status === "active" && effectiveStatus(t, now) === "expired"
+        ? { ...t, status: "expired" }
+        : null,
+    (op, next) => {
+      addAudit(
+        op,
+        tokenAuditEntry("token.expired", next, actor, now, {
+          details: { expires_at: next.expires_at, observed: "authentication" },
+        }),
+      );
+    },
+  );
+}
+
+/**
+ * Writes `last_used_at`, the IP digest and a `token.authenticated` audit
+ * entry, at most once per minute per token. Losing a race to another
+ * request is fine: it just wrote the same facts.
+ */
+async function touch(
+  deps: AuthDeps,
+  entry: Deno.KvEntry<TokenRecord>,
+  now: Date,
+  ctx: RequestContext,
+): Promise<TokenRecord> {
+  const token = entry.value;
+  if (
+    token.last_used_at !== null &&
+    now.getTime() - Date.parse(token.last_used_at) < LAST_USED_INTERVAL_MS
+  ) {
+    return token;
+  }
+  const next: TokenRecord = {
+    ...token,
+    last_used_at: now.toISOString(),
+    last_used_ip_hash: ctx.ip === undefined
+      ? token.last_used_ip_hash
+      : await hmacHex(deps.key, `ip:${ctx.ip}`),
+  };
+  const principal: Principal = { kind: "token", token: next };
+  const res = await addAudit(
+    deps.kv.atomic().check(entry).set(entry.key, next),
+    tokenAuditEntry("token.authenticated", next, actorOf(principal, ctx.requestId), now),
+  ).commit();
+  return res.ok ? next : token;
+}

@@ -1,0 +1,42 @@
+/**
+ * The `namespace-client` environment gate: a client token works only while
+ * its bound environment exists in the namespace's current head with
+ * `public_evaluate = true`. Failing the gate is 403 and never changes the
+ * token record.
+ *
+ * @module
+ */
+import { ForbiddenError } from "../errors.ts";
+import type { TokenRecord } from "../store/tokens.ts";
+import { getHead } from "../store/versions.ts";
+
+/**
+ * Throws 403 unless the token's environment currently allows public
+ * evaluation.
+ *
+ * @param kv the store
+ * @param token a `namespace-client` token record
+ * @returns nothing
+ *
+ * @example
+ * ```ts
+ * import { assertPublicEvaluate } from "./public_gate.ts";
+ * if (typeof assertPublicEvaluate !== "function") throw new Error();
+ * ```
+ */
+export async function assertPublicEvaluate(
+  kv: Deno.Kv,
+  token: TokenRecord,
+): Promise<void> {
+  const { tenant_slug: t, namespace_slug: ns, environment_slug: env } = token;
+  if (t === null || ns === null || env === null) {
+    throw new ForbiddenError(`Token ${token.id} has no environment binding`);
+  }
+  const head = await getHead(kv, t, ns);
+  if (head?.environments[env]?.public_evaluate !== true) {
+    throw new ForbiddenError(
+      `Environment ${env} of ${t}/${ns} does not allow public evaluation`,
+      { details: { tenant: t, namespace: ns, environment: env } },
+    );
+  }
+}

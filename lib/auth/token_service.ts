@@ -1,0 +1,356 @@
+/**
+ * The service-token operations behind `/api/v1/tokens`: each takes the
+ * deps, the authenticated principal and the input, checks permission
+ * (lib/auth/permissions.ts), changes the store, writes the audit entry,
+ * and throws typed errors (400, 403, 404 `token_not_found`, 409). The HTTP
+ * layer only maps requests and responses.
+ *
+ * @module
+ */
+import { ConflictError, ForbiddenError, NotFoundError, UsageError } from "../errors.ts";
+import { namespaceKey, tenantKey, tokenKey } from "../store/keys.ts";
+import type { Page } from "../store/page.ts";
+import {
+  effectiveStatus,
+  getTokenEntry,
+  getTokenRecord,
+  listTokenRecords,
+  type PublicToken,
+  publicToken,
+  revokeTokenRecord,
+  type TokenRecord,
+  type TokenStatus,
+  type TokenType,
+} from "../store/tokens.ts";
+import { tenantsAdministeredBy } from "../store/tenants.ts";
+import { getHead } from "../store/versions.ts";
+import { type AuthDeps, clock, type RequestContext } from "./deps.ts";
+import {
+  type CreateTokenInput,
+  parseExpiry,
+  parseTokenName,
+  type TokenSpec,
+  validateCreateInput,
+} from "./issuance.ts";
+import { type Minted, tryMint } from "./mint.ts";
+import { authorizeIssue, authorizeTokenAction } from "./permissions.ts";
+import { actorOf, type Principal, principalId } from "./principal.ts";
+
+/** A created or rotated token: metadata plus the one-time secret. */
+export interface IssuedToken {
+  token: PublicToken;
+  /** The plaintext token; returned only here, never again. */
+  secret: string;
+}
+
+/**
+ * Reads the tenant and namespace a spec binds to (404 when missing) and,
+ * for `namespace-client`, checks that the environment exists in the
+ * current manifest (400). Returns the entries to re-check in the commit.
+ */
+async function bindingEntries(
+  kv: Deno.Kv,
+  spec: TokenSpec,
+): Promise<Deno.KvEntryMaybe<unknown>[]> {
+  const out: Deno.KvEntryMaybe<unknown>[] = [];
+  if (spec.tenant_slug === null) return out;
+  const tenant = await kv.get(tenantKey(spec.tenant_slug));
+  if (tenant.value === null) {
+    throw new NotFoundError("tenant_not_found", `No tenant ${spec.tenant_slug}`);
+  }
+  out.push(tenant);
+  if (spec.namespace_slug === null) return out;
+  const ns = await kv.get(namespaceKey(spec.tenant_slug, spec.namespace_slug));
+  if (ns.value === null) {
+    throw new NotFoundError(
+      "namespace_not_found",
+      `No namespace ${spec.namespace_slug} in tenant ${spec.tenant_slug}`,
+    );
+  }
+  out.push(ns);
+  if (spec.environment_slug !== null) {
+    const head = await getHead(kv, spec.tenant_slug, spec.namespace_slug);
+    if (head?.environments[spec.environment_slug] === undefined) {
+      throw new UsageError(
+        `Cannot bind to environment ${spec.environment_slug}: it is not in the current manifest of ${spec.tenant_slug}/${spec.namespace_slug}`,
+        { details: { field: "environment_slug" } },
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * Creates a service token (`POST /api/v1/tokens`): validates the body
+ * (400), checks the issuance rules (403), the binding's existence (404)
+ * and the name's uniqueness in its scope (409), stores the digest, audits
+ * `token.created`, and returns the secret once.
+ *
+ * @param deps store, key, clock
+ * @param principal the caller
+ * @param input the request body
+ * @param ctx the request
+ * @returns the token metadata and its secret
+ *
+ * @example
+ * ```ts
+ * import { createToken } from "./token_service.ts";
+ * import { bootstrapSuperadmin } from "./bootstrap.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = { kind: "token" as const, token: { ...boot.token, digest: "" } };
+ * const made = await createToken({ kv, key }, admin, { type: "superadmin", name: "ops" }, { requestId: "r1" });
+ * if (!made.secret.startsWith("svc_admin_")) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function createToken(
+  deps: AuthDeps,
+  principal: Principal,
+  input: CreateTokenInput,
+  ctx: RequestContext,
+): Promise<IssuedToken> {
+  const now = clock(deps);
+  const spec = validateCreateInput(input, now);
+  await authorizeIssue(deps.kv, principal, spec);
+  while (true) {
+    const checks = await bindingEntries(deps.kv, spec);
+    const minted = await tryMint(deps.kv, deps.key, spec, {
+      createdBy: principalId(principal),
+      now,
+      actor: actorOf(principal, ctx.requestId),
+      auditType: "token.created",
+      extra: (op) => checks.forEach((e) => op.check(e)),
+    });
+    if (minted !== null) return issued(minted);
+  }
+}
+
+function issued(m: Minted): IssuedToken {
+  return { token: publicToken(m.record), secret: m.secret };
+}
+
+/**
+ * Reads one token's metadata (`GET /api/v1/tokens/{id}`); 404
+ * `token_not_found`, 403 without `token.read`. The status shown is the
+ * effective one (an active token past its expiry shows `expired`).
+ *
+ * @param deps store, key, clock
+ * @param principal the caller
+ * @param id the token id
+ * @returns the metadata
+ *
+ * @example
+ * ```ts
+ * import { getToken } from "./token_service.ts";
+ * if (typeof getToken !== "function") throw new Error();
+ * ```
+ */
+export async function getToken(
+  deps: AuthDeps,
+  principal: Principal,
+  id: string,
+): Promise<PublicToken> {
+  const record = await getTokenRecord(deps.kv, id);
+  await authorizeTokenAction(deps.kv, principal, "token.read", record);
+  return publicToken({ ...record, status: effectiveStatus(record, clock(deps)) });
+}
+
+/** Query of {@linkcode listTokens}. */
+export interface ListTokensQuery {
+  tenant?: string;
+  namespace?: string;
+  type?: TokenType;
+  /** Default `active`. */
+  status?: TokenStatus;
+  /** Default 50, max 500. */
+  limit?: number;
+  /** Cursor: the `next` of the previous page. */
+  after?: string;
+}
+
+/**
+ * Lists the tokens the caller may read (`GET /api/v1/tokens`), newest
+ * first. Namespace-bound tokens cannot list (403). A tenant-admin token
+ * lists its tenant; a human must name the tenant when they administer
+ * several (400); a superadmin may list everything.
+ *
+ * @param deps store, key, clock
+ * @param principal the caller
+ * @param query filters and pagination
+ * @returns a page of metadata
+ *
+ * @example
+ * ```ts
+ * import { listTokens } from "./token_service.ts";
+ * if (typeof listTokens !== "function") throw new Error();
+ * ```
+ */
+export async function listTokens(
+  deps: AuthDeps,
+  principal: Principal,
+  query: ListTokensQuery = {},
+): Promise<Page<PublicToken>> {
+  const q = { ...query };
+  if (q.namespace !== undefined && q.tenant === undefined) {
+    throw new UsageError("Cannot filter by namespace without tenant", {
+      details: { field: "namespace" },
+    });
+  }
+  if (principal.kind === "token") {
+    const t = principal.token;
+    if (t.type !== "superadmin" && t.type !== "tenant-admin") {
+      throw new ForbiddenError("A namespace-bound token cannot list tokens");
+    }
+    if (t.type === "tenant-admin") {
+      if (q.tenant !== undefined && q.tenant !== t.tenant_slug) {
+        throw new ForbiddenError(
+          `Token ${t.id} is bound to tenant ${t.tenant_slug}, not ${q.tenant}`,
+        );
+      }
+      q.tenant = t.tenant_slug!;
+    }
+  } else if (q.tenant === undefined) {
+    const tenants = await tenantsAdministeredBy(deps.kv, principal.user_id);
+    if (tenants.length > 1) {
+      throw new UsageError("Name the tenant: you administer several", {
+        details: { field: "tenant" },
+      });
+    }
+    if (tenants.length === 0) {
+      throw new ForbiddenError("Name the tenant whose tokens to list");
+    }
+    q.tenant = tenants[0]!;
+  }
+  const visible = async (record: TokenRecord) => {
+    try {
+      await authorizeTokenAction(deps.kv, principal, "token.read", record);
+      return true;
+    } catch (err) {
+      if (err instanceof ForbiddenError) return false;
+      throw err;
+    }
+  };
+  const page = await listTokenRecords(deps.kv, { ...q, visible }, clock(deps));
+  return { items: page.items.map(publicToken), next: page.next };
+}
+
+/**
+ * Rotates a token (`POST /api/v1/tokens/{id}/rotate`): needs
+ * `token.rotate` and permission to issue the replacement type. The
+ * replacement inherits type, binding, scopes, allowed origins, description
+ * and expiry policy (the same lifetime from now), unless `name` or
+ * `expires_at` are given; the old token stays active, gets
+ * `rotated_to_token_id`, and hands its name over. Audits `token.rotated`.
+ * A token that is not active or was already rotated gives 409.
+ *
+ * @param deps store, key, clock
+ * @param principal the caller
+ * @param id the token to rotate
+ * @param input optional `name` and `expires_at` (null: no expiry)
+ * @param ctx the request
+ * @returns the replacement's metadata and its secret
+ *
+ * @example
+ * ```ts
+ * import { rotateToken } from "./token_service.ts";
+ * if (typeof rotateToken !== "function") throw new Error();
+ * ```
+ */
+export async function rotateToken(
+  deps: AuthDeps,
+  principal: Principal,
+  id: string,
+  input: { name?: string; expires_at?: string | null },
+  ctx: RequestContext,
+): Promise<IssuedToken> {
+  const now = clock(deps);
+  const first = await getTokenRecord(deps.kv, id);
+  await authorizeTokenAction(deps.kv, principal, "token.rotate", first);
+  const name = input.name === undefined ? first.name : parseTokenName(input.name);
+  const expires_at = input.expires_at === undefined
+    ? inheritedExpiry(first, now)
+    : parseExpiry(input.expires_at, now);
+  const spec: TokenSpec = {
+    type: first.type,
+    name,
+    description: first.description,
+    tenant_slug: first.tenant_slug,
+    namespace_slug: first.namespace_slug,
+    environment_slug: first.environment_slug,
+    allowed_origins: [...first.allowed_origins],
+    scopes: [...first.scopes],
+    expires_at,
+  };
+  while (true) {
+    const old = await getTokenEntry(deps.kv, id);
+    if (old.value === null) throw new NotFoundError("token_not_found", `No token ${id}`);
+    const status = effectiveStatus(old.value, now);
+    if (status !== "active") {
+      throw new ConflictError(`Cannot rotate token ${id}: it is ${status}`);
+    }
+    if (old.value.rotated_to_token_id !== null) {
+      throw new ConflictError(
+        `Cannot rotate token ${id}: it was already rotated to ${old.value.rotated_to_token_id}`,
+      );
+    }
+    const checks = await bindingEntries(deps.kv, spec);
+    const before = old.value;
+    const minted = await tryMint(deps.kv, deps.key, spec, {
+      createdBy: principalId(principal),
+      now,
+      actor: actorOf(principal, ctx.requestId),
+      auditType: "token.rotated",
+      rotatedFrom: id,
+      extra: (op, record) => {
+        checks.forEach((e) => op.check(e));
+        op.check(old).set(tokenKey(id), { ...before, rotated_to_token_id: record.id });
+      },
+    });
+    if (minted !== null) return issued(minted);
+  }
+}
+
+/** Same lifetime as the old token, counted from now; null stays null. */
+function inheritedExpiry(old: TokenRecord, now: Date): string | null {
+  if (old.expires_at === null) return null;
+  const lifetime = Date.parse(old.expires_at) - Date.parse(old.created_at);
+  return new Date(now.getTime() + lifetime).toISOString();
+}
+
+/**
+ * Revokes a token at once (`DELETE /api/v1/tokens/{id}`): needs
+ * `token.revoke` on it, or to be the token itself. Sets `revoked_at` and
+ * `revoked_by` and audits `token.revoked`. Revoking a token that is no
+ * longer active changes nothing and returns it as it is.
+ *
+ * @param deps store, key, clock
+ * @param principal the caller
+ * @param id the token to revoke
+ * @param ctx the request
+ * @returns the token's metadata after revocation
+ *
+ * @example
+ * ```ts
+ * import { revokeToken } from "./token_service.ts";
+ * if (typeof revokeToken !== "function") throw new Error();
+ * ```
+ */
+export async function revokeToken(
+  deps: AuthDeps,
+  principal: Principal,
+  id: string,
+  ctx: RequestContext,
+): Promise<PublicToken> {
+  const record = await getTokenRecord(deps.kv, id);
+  await authorizeTokenAction(deps.kv, principal, "token.revoke", record);
+  const r = await revokeTokenRecord(
+    deps.kv,
+    id,
+    actorOf(principal, ctx.requestId),
+    clock(deps),
+  );
+  return publicToken(r.after);
+}

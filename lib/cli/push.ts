@@ -1,0 +1,90 @@
+/**
+ * `cfgtool push <dir>`: uploads a manifest directory as a new version of a
+ * namespace. The directory is read and validated locally first, with the
+ * same reader and validator as `cfgtool flags lint` and the service; any
+ * problem is printed and nothing is sent.
+ *
+ * @module
+ */
+import type { Command } from "commander";
+import { withRemoteOptions } from "./remote_options.ts";
+
+/**
+ * Registers `push`.
+ *
+ * @param program the root command
+ *
+ * @example
+ * ```ts
+ * import { Command } from "commander";
+ * import { registerPushCommand } from "./push.ts";
+ * const program = new Command();
+ * registerPushCommand(program);
+ * if (!program.commands.some((c) => c.name() === "push")) throw new Error();
+ * ```
+ */
+export function registerPushCommand(program: Command): void {
+  withRemoteOptions(
+    program
+      .command("push")
+      .description(
+        "Validate a manifest directory locally, then upload it as the next version of a\n" +
+          "namespace. Prints `version N (closure_hash)` or `unchanged at version N`.",
+      )
+      .argument("<dir>", "manifest directory (namespace.toml, flags/, segments/)"),
+  )
+    .requiredOption("--tenant <slug>", "the tenant")
+    .requiredOption("--namespace <slug>", "the namespace")
+    .option("--message <text>", "note recorded on the new version")
+    .option(
+      "--if-match <version>",
+      "upload only if the current version is still this one (else exit 1, 412)",
+    )
+    .option("--json", "print {changed, version, closure_hash, created_at} as JSON")
+    .addHelpText(
+      "after",
+      "\nExamples:\n" +
+        '  cfgtool push ./flags --tenant acme --namespace checkout --message "enable beta"\n' +
+        "  cfgtool push ./flags --tenant acme --namespace checkout --if-match 7\n",
+    )
+    .action(async (dir, opts) => {
+      const [mod, { scanManifestDir }, { validateManifest, compareProblems }, errors] =
+        await Promise.all([
+          import("./remote_options.ts"),
+          import("../flags/files.ts"),
+          import("../flags/validate.ts"),
+          import("../errors.ts"),
+        ]);
+      const remote = mod.resolveRemote(opts);
+      const ifMatch = opts.ifMatch === undefined
+        ? undefined
+        : mod.parseWholeNumber(opts.ifMatch, "--if-match");
+      const scan = await scanManifestDir(dir);
+      const problems = [...scan.problems, ...validateManifest(scan.files).problems].sort(
+        compareProblems,
+      );
+      if (problems.length > 0) {
+        throw new errors.ProblemsError(
+          problems,
+          "invalid_manifest",
+          `${dir}: not pushed, ${problems.length} problem${problems.length === 1 ? "" : "s"}`,
+        );
+      }
+      const { ServiceClient } = await import("../client/api.ts");
+      const res = await new ServiceClient(remote).putManifest(
+        opts.tenant,
+        opts.namespace,
+        scan.files,
+        {
+          ...(opts.message === undefined ? {} : { message: opts.message }),
+          ...(ifMatch === undefined ? {} : { ifMatch }),
+        },
+      );
+      if (opts.json) return mod.printJson(res);
+      console.log(
+        res.changed
+          ? `version ${res.version} (${res.closure_hash})`
+          : `unchanged at version ${res.version}`,
+      );
+    });
+}

@@ -1,0 +1,226 @@
+/**
+ * The `--server` and `--token` options shared by every command that talks to
+ * a cfgtool service, with their environment defaults `CFGTOOL_SERVER` and
+ * `CFGTOOL_TOKEN`. The token is never printed: not in help (which names the
+ * variable, not its value), not in errors.
+ *
+ * @module
+ */
+import type { Command, OptionValues } from "commander";
+import { UsageError } from "../errors.ts";
+import type { ServiceClient } from "../client/api.ts";
+
+/** The raw option values as commander parses them. */
+export interface RemoteOptionValues {
+  server?: string | undefined;
+  token?: string | undefined;
+}
+
+/** Where to send requests and with which credential. */
+export interface Remote {
+  /** Base URL of the service, without a trailing slash. */
+  server: string;
+  /** Bearer credential (session or service token). */
+  token: string;
+}
+
+/**
+ * Adds `--server <url>` and `--token <token>` to a command. Neither has a
+ * commander default, so help never shows the token; the environment is read
+ * by {@linkcode resolveRemote} when the action runs.
+ *
+ * @param cmd the command
+ * @returns the same command, typed with the two options
+ *
+ * @example
+ * ```ts
+ * import { Command } from "commander";
+ * import { withRemoteOptions } from "./remote_options.ts";
+ * const cmd = withRemoteOptions(new Command("x"));
+ * if (!cmd.options.some((o) => o.long === "--token")) throw new Error();
+ * ```
+ */
+export function withRemoteOptions<
+  A extends unknown[],
+  O extends OptionValues,
+  G extends OptionValues,
+>(cmd: Command<A, O, G>): Command<A, O & RemoteOptionValues, G> {
+  return cmd
+    .option("--server <url>", "URL of the cfgtool service (default: $CFGTOOL_SERVER)")
+    .option(
+      "--token <token>",
+      "bearer credential (default: $CFGTOOL_TOKEN; prefer the variable, command\n" +
+        "lines are visible to other users of the host)",
+    ) as unknown as Command<A, O & RemoteOptionValues, G>;
+}
+
+/**
+ * Resolves `--server` / `--token` against `CFGTOOL_SERVER` / `CFGTOOL_TOKEN`.
+ * A missing or empty value, or a server that is not an `http(s)://` URL, is a
+ * {@linkcode UsageError} (exit 2) whose message never contains the token.
+ *
+ * @param opts the parsed options
+ * @param env where to read the defaults (default: the process environment)
+ * @returns the server URL (trailing `/` removed) and the token
+ *
+ * @example
+ * ```ts
+ * import { resolveRemote } from "./remote_options.ts";
+ * const r = resolveRemote({ server: "http://127.0.0.1:8080/", token: "svc_x" }, { get: () => undefined });
+ * if (r.server !== "http://127.0.0.1:8080") throw new Error(r.server);
+ * ```
+ */
+export function resolveRemote(
+  opts: RemoteOptionValues,
+  env: { get(name: string): string | undefined } = Deno.env,
+): Remote {
+  const server = nonEmpty(opts.server) ?? nonEmpty(env.get("CFGTOOL_SERVER"));
+  if (server === undefined) {
+    throw new UsageError("no service URL: pass --server <url> or set CFGTOOL_SERVER");
+  }
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    throw new UsageError(`--server must be an http(s) URL, not ${JSON.stringify(server)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`--server must be an http(s) URL, not ${JSON.stringify(server)}`);
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new UsageError("--server must not carry credentials; use --token or CFGTOOL_TOKEN");
+  }
+  const token = nonEmpty(opts.token) ?? nonEmpty(env.get("CFGTOOL_TOKEN"));
+  if (token === undefined) {
+    throw new UsageError("no credential: pass --token <token> or set CFGTOOL_TOKEN");
+  }
+  return { server: server.replace(/\/+$/, ""), token };
+}
+
+/**
+ * Resolves the remote options and opens a {@linkcode ServiceClient} (the
+ * client module is loaded on demand, keeping start-up fast).
+ *
+ * @param opts the parsed options
+ * @returns a client for the service
+ *
+ * @example
+ * ```ts
+ * import { openClient } from "./remote_options.ts";
+ * const client = await openClient({ server: "http://127.0.0.1:1", token: "svc_x" });
+ * if (client.server !== "http://127.0.0.1:1") throw new Error();
+ * ```
+ */
+export async function openClient(opts: RemoteOptionValues): Promise<ServiceClient> {
+  const remote = resolveRemote(opts);
+  const { ServiceClient } = await import("../client/api.ts");
+  return new ServiceClient(remote);
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const v = value?.trim();
+  return v === undefined || v === "" ? undefined : v;
+}
+
+/**
+ * Prints a value as indented JSON on stdout (the `--json` output of every
+ * remote command).
+ *
+ * @param value anything JSON can encode
+ *
+ * @example
+ * ```ts
+ * import { printJson } from "./remote_options.ts";
+ * printJson({ ok: true });
+ * ```
+ */
+export function printJson(value: unknown): void {
+  console.log(JSON.stringify(value, null, 2));
+}
+
+/**
+ * Prints rows as a left-aligned table with a header line; an empty list
+ * prints `(none)` instead.
+ *
+ * @param headers column titles
+ * @param rows one array of cells per row
+ *
+ * @example
+ * ```ts
+ * import { printTable } from "./remote_options.ts";
+ * printTable(["SLUG", "CREATED"], [["acme", "2030-01-01T00:00:00Z"]]);
+ * ```
+ */
+export function printTable(headers: string[], rows: string[][]): void {
+  if (rows.length === 0) {
+    console.log("(none)");
+    return;
+  }
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => i === cells.length - 1 ? c : c.padEnd(widths[i]!)).join("  ").trimEnd();
+  console.log(line(headers));
+  for (const r of rows) console.log(line(r));
+}
+
+/**
+ * Prints `label: value` lines with the values aligned; null and undefined
+ * show as `-`, arrays as comma-separated lists.
+ *
+ * @param fields label and value pairs, in order
+ *
+ * @example
+ * ```ts
+ * import { printFields } from "./remote_options.ts";
+ * printFields([["slug", "acme"], ["description", null]]);
+ * ```
+ */
+export function printFields(fields: [string, unknown][]): void {
+  const width = Math.max(0, ...fields.map(([k]) => k.length)) + 1;
+  for (const [k, v] of fields) console.log(`${`${k}:`.padEnd(width)} ${cell(v)}`);
+}
+
+/**
+ * Formats one value for a table cell or field: `-` for null, undefined and
+ * empty strings or arrays; arrays comma-separated; objects as JSON.
+ *
+ * @param v the value
+ * @returns the text
+ *
+ * @example
+ * ```ts
+ * import { cell } from "./remote_options.ts";
+ * if (cell(null) !== "-" || cell(["a", "b"]) !== "a,b") throw new Error();
+ * ```
+ */
+export function cell(v: unknown): string {
+  if (v === null || v === undefined || v === "") return "-";
+  if (Array.isArray(v)) return v.length === 0 ? "-" : v.map(String).join(",");
+  if (typeof v === "object") return JSON.stringify(v);
+  return String(v);
+}
+
+/**
+ * Parses a whole-number option (`--version 3`, `--limit 20`); anything else
+ * is a {@linkcode UsageError} naming the option.
+ *
+ * @param text the option value
+ * @param option the option name for the message
+ * @param min the smallest accepted value (default 0)
+ * @returns the number
+ *
+ * @example
+ * ```ts
+ * import { parseWholeNumber } from "./remote_options.ts";
+ * if (parseWholeNumber("3", "--version") !== 3) throw new Error();
+ * ```
+ */
+export function parseWholeNumber(text: string, option: string, min = 0): number {
+  const n = /^\d{1,15}$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(n) || n < min) {
+    throw new UsageError(
+      `${option} must be a whole number${min > 0 ? ` ≥ ${min}` : ""}, not ${JSON.stringify(text)}`,
+    );
+  }
+  return n;
+}

@@ -1,0 +1,68 @@
+/**
+ * Authentication middleware for `/api/v1`: every request carries
+ * `Authorization: Bearer <credential>`; the principal is stored on the
+ * context. Expiry, revocation and the namespace-client gate are checked by
+ * lib/auth on every request.
+ *
+ * @module
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { authenticate } from "../auth/principal.ts";
+import type { AuthDeps, RequestContext } from "../auth/deps.ts";
+import type { AppDeps, AppEnv } from "./app.ts";
+
+/**
+ * Middleware that authenticates the request (401 on failure).
+ *
+ * @example
+ * ```ts ignore
+ * api.use("*", requireAuth(deps));
+ * ```
+ */
+export function requireAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  return async function authn(c, next) {
+    const ip = clientIp(c);
+    c.set("clientIp", ip);
+    c.set(
+      "principal",
+      await authenticate(authDeps(deps), c.req.header("authorization"), requestContext(c)),
+    );
+    await next();
+  };
+}
+
+/**
+ * The auth/ dependencies of the app.
+ *
+ * @example
+ * ```ts ignore
+ * await createToken(authDeps(deps), principal, input, requestContext(c));
+ * ```
+ */
+export function authDeps(deps: AppDeps): AuthDeps {
+  return deps.now ? { kv: deps.kv, key: deps.key, now: deps.now } : { kv: deps.kv, key: deps.key };
+}
+
+/**
+ * The request id and client address of a request, for audit entries.
+ *
+ * @example
+ * ```ts ignore
+ * const ctx = requestContext(c);
+ * ```
+ */
+export function requestContext(c: Context<AppEnv>): RequestContext {
+  const ip = c.get("clientIp");
+  return ip === undefined
+    ? { requestId: c.get("requestId") }
+    : { requestId: c.get("requestId"), ip };
+}
+
+function clientIp(c: Context<AppEnv>): string | undefined {
+  try {
+    const info = (c.env as { remoteAddr?: Deno.NetAddr } | undefined)?.remoteAddr;
+    return info && "hostname" in info ? info.hostname : undefined;
+  } catch {
+    return undefined;
+  }
+}

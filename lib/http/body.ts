@@ -1,0 +1,91 @@
+/**
+ * Reading request bodies with a size limit: a body over the limit is refused
+ * with 413 `payload_too_large` before it is buffered whole; invalid JSON or a
+ * JSON value of the wrong shape is 400 `invalid_request`.
+ *
+ * @module
+ */
+import { CfgtoolError, UsageError } from "../errors.ts";
+
+/** Default limit for JSON bodies of control-plane requests (1 MiB). */
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+/** Limit for a manifest upload (16 MiB, the unpacked manifest limit). */
+export const MANIFEST_BODY_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * Reads the whole body, refusing more than `limit` bytes (413).
+ *
+ * @example
+ * ```ts
+ * import { readBodyBytes } from "./body.ts";
+ * const bytes = await readBodyBytes(new Request("http://x", { method: "POST", body: "abc" }), 10);
+ * if (bytes.length !== 3) throw new Error();
+ * ```
+ */
+export async function readBodyBytes(req: Request, limit: number): Promise<Uint8Array> {
+  const declared = Number(req.headers.get("content-length") ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  if (!req.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of req.body) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(limit);
+    chunks.push(chunk);
+  }
+  const out = new Uint8Array(size);
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.length;
+  }
+  return out;
+}
+
+/**
+ * Reads a JSON object body (400 when it is not valid JSON or not an object).
+ *
+ * @example
+ * ```ts
+ * import { readJsonObject } from "./body.ts";
+ * const body = await readJsonObject(new Request("http://x", { method: "POST", body: '{"a":1}' }));
+ * if (body.a !== 1) throw new Error();
+ * ```
+ */
+export async function readJsonObject(
+  req: Request,
+  limit: number = JSON_BODY_LIMIT,
+): Promise<Record<string, unknown>> {
+  const bytes = await readBodyBytes(req, limit);
+  return parseJsonObject(bytes);
+}
+
+/**
+ * Parses bytes as a JSON object (400 when they are not).
+ *
+ * @example
+ * ```ts
+ * import { parseJsonObject } from "./body.ts";
+ * if (parseJsonObject(new TextEncoder().encode("{}")) === null) throw new Error();
+ * ```
+ */
+export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (err) {
+    throw new UsageError(`request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new UsageError("request body must be a JSON object");
+  }
+  return value as Record<string, unknown>;
+}
+
+function tooLarge(limit: number): CfgtoolError {
+  return new CfgtoolError("payload_too_large", `request body is larger than ${limit} bytes`, {
+    status: 413,
+    details: { limit },
+  });
+}

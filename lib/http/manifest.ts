@@ -1,0 +1,220 @@
+/**
+ * Manifest endpoints of a namespace: download (tar.gz or JSON, ETag, 304),
+ * upload (tar.gz or JSON, `If-Match`, validation → 422), lint, version
+ * metadata and rollback.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { principalId } from "../auth/principal.ts";
+import { authorize } from "../auth/permissions.ts";
+import { packArchive, unpackArchive } from "../closure/archive.ts";
+import { UsageError } from "../errors.ts";
+import { environmentsOf } from "../flags/model.ts";
+import { parseManifest, validateManifest } from "../flags/validate.ts";
+import { getNamespace } from "../store/namespaces.ts";
+import { commitVersion, getHead, getVersion, listVersions, readFiles } from "../store/versions.ts";
+import type { VersionMeta } from "../store/versions.ts";
+import type { AppDeps, AppEnv } from "./app.ts";
+import { MANIFEST_BODY_LIMIT, parseJsonObject, readBodyBytes, readJsonObject } from "./body.ts";
+import { intParam, stringField } from "./params.ts";
+
+type Ctx = Context<AppEnv>;
+
+const encoder = new TextEncoder();
+
+/**
+ * The manifest routes, mounted under `/tenants/:tenant/namespaces/:ns`.
+ *
+ * @example
+ * ```ts ignore
+ * api.route("/tenants/:tenant/namespaces/:ns", manifestRoutes(deps));
+ * ```
+ */
+export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
+  const { kv } = deps;
+  const app = new Hono<AppEnv>();
+  const now = () => deps.now?.() ?? new Date();
+
+  /** Authorizes the action and checks that the namespace exists. */
+  async function target(c: Ctx, action: "manifest.read" | "manifest.write") {
+    const tenant = c.req.param("tenant")!;
+    const namespace = c.req.param("ns")!;
+    await authorize(kv, c.get("principal"), action, { tenant, namespace });
+    await getNamespace(kv, tenant, namespace);
+    return { tenant, namespace };
+  }
+
+  app.get("/manifest", async (c) => {
+    const { tenant, namespace } = await target(c, "manifest.read");
+    const head = (await getHead(kv, tenant, namespace))!;
+    const requested = intParam(c.req.query("version"), "version");
+    const meta = await getVersion(kv, tenant, namespace, requested ?? head.version);
+    const etag = `"v${meta.version}-${meta.closure_hash}"`;
+    const headers = { etag, "cache-control": "private, no-cache" };
+    if (matchesEtag(c.req.header("if-none-match"), etag)) {
+      return c.body(null, 304, headers);
+    }
+    const files = await readFiles(kv, tenant, namespace, meta.version);
+    if (wantsJson(c.req.header("accept"))) {
+      const out: Record<string, string> = {};
+      for (const [path, bytes] of files) out[path] = new TextDecoder().decode(bytes);
+      return c.json(
+        { version: meta.version, closure_hash: meta.closure_hash, files: out },
+        200,
+        headers,
+      );
+    }
+    const archive = await packArchive(files);
+    return c.body(archive as Uint8Array<ArrayBuffer>, 200, {
+      ...headers,
+      "content-type": "application/gzip",
+      "content-disposition": `attachment; filename="${namespace}-v${meta.version}.tar.gz"`,
+    });
+  });
+
+  app.put("/manifest", async (c) => {
+    const { tenant, namespace } = await target(c, "manifest.write");
+    const ifMatch = parseIfMatch(c.req.header("if-match"));
+    const upload = await readUpload(c);
+    const manifest = parseManifest(upload.files);
+    const result = await commitVersion(kv, {
+      tenant,
+      namespace,
+      files: upload.files,
+      environments: environmentsOf(manifest),
+      created_by: principalId(c.get("principal")),
+      message: upload.message ?? null,
+      now,
+      ...(ifMatch === undefined ? {} : { ifMatch }),
+    });
+    return versionResponse(c, result.version, result.changed);
+  });
+
+  app.post("/lint", async (c) => {
+    await target(c, "manifest.write");
+    const upload = await readUpload(c);
+    const { problems } = validateManifest(upload.files);
+    return c.json({ ok: problems.length === 0, problems });
+  });
+
+  app.get("/versions", async (c) => {
+    const { tenant, namespace } = await target(c, "manifest.write");
+    const limit = intParam(c.req.query("limit"), "limit");
+    const after = intParam(c.req.query("after"), "after");
+    const page = await listVersions(kv, tenant, namespace, {
+      ...(limit === undefined ? {} : { limit }),
+      ...(after === undefined ? {} : { after }),
+    });
+    return c.json({ versions: page.items.map(publicMeta), next: page.next });
+  });
+
+  app.get("/versions/:v", async (c) => {
+    const { tenant, namespace } = await target(c, "manifest.write");
+    const v = intParam(c.req.param("v"), "version")!;
+    return c.json({ version: publicMeta(await getVersion(kv, tenant, namespace, v)) });
+  });
+
+  app.post("/rollback", async (c) => {
+    const { tenant, namespace } = await target(c, "manifest.write");
+    const body = await readJsonObject(c.req.raw);
+    const v = body.version;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
+      throw new UsageError("version must be a non-negative integer");
+    }
+    const files = await readFiles(kv, tenant, namespace, v);
+    const manifest = parseManifest(files);
+    const result = await commitVersion(kv, {
+      tenant,
+      namespace,
+      files,
+      environments: environmentsOf(manifest),
+      created_by: principalId(c.get("principal")),
+      message: stringField(body, "message") ?? `rollback to version ${v}`,
+      now,
+    });
+    return versionResponse(c, result.version, result.changed);
+  });
+
+  return app;
+}
+
+/** A manifest upload: the files and an optional message. */
+interface Upload {
+  files: Map<string, Uint8Array>;
+  message: string | undefined;
+}
+
+/**
+ * Reads a manifest body: JSON `{files: {path: text}, message?}` when the
+ * content type says JSON, else a tar.gz (or tar) archive with the message in
+ * `?message=`.
+ */
+async function readUpload(c: Ctx): Promise<Upload> {
+  const bytes = await readBodyBytes(c.req.raw, MANIFEST_BODY_LIMIT);
+  const type = c.req.header("content-type") ?? "";
+  if (/^application\/(.+\+)?json\b/i.test(type)) {
+    const body = parseJsonObject(bytes);
+    const files = body.files;
+    if (files === null || typeof files !== "object" || Array.isArray(files)) {
+      throw new UsageError("files must be an object of path → text");
+    }
+    const out = new Map<string, Uint8Array>();
+    for (const [path, text] of Object.entries(files)) {
+      if (typeof text !== "string") throw new UsageError(`files["${path}"] must be a string`);
+      out.set(path, encoder.encode(text));
+    }
+    return { files: out, message: stringField(body, "message") };
+  }
+  if (bytes.length === 0) {
+    throw new UsageError("request body is empty: send a tar.gz or JSON manifest");
+  }
+  return { files: await unpackArchive(bytes), message: c.req.query("message") };
+}
+
+function versionResponse(c: Ctx, meta: VersionMeta, changed: boolean): Response {
+  return c.json(
+    {
+      version: meta.version,
+      closure_hash: meta.closure_hash,
+      created_at: meta.created_at,
+      changed,
+      request_id: c.get("requestId"),
+    },
+    changed ? 201 : 200,
+    { etag: `"v${meta.version}-${meta.closure_hash}"` },
+  );
+}
+
+/** Version metadata as the API shows it (without the internal tree id). */
+function publicMeta(meta: VersionMeta) {
+  return {
+    version: meta.version,
+    closure_hash: meta.closure_hash,
+    created_at: meta.created_at,
+    created_by: meta.created_by,
+    message: meta.message,
+    file_count: meta.file_count,
+  };
+}
+
+function parseIfMatch(header: string | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const m = /^\s*(?:W\/)?"v(\d{1,15})(?:-[^"]*)?"\s*$/.exec(header);
+  if (!m) throw new UsageError(`If-Match must be "v<version>", not ${header}`);
+  return Number(m[1]);
+}
+
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header.split(",").some((t) => {
+    const v = t.trim().replace(/^W\//, "");
+    return v === etag || v === "*";
+  });
+}
+
+function wantsJson(accept: string | undefined): boolean {
+  return accept !== undefined && /application\/json/i.test(accept) &&
+    !/application\/(gzip|x-tar)/i.test(accept);
+}

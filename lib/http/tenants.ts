@@ -1,0 +1,103 @@
+/**
+ * `/api/v1/tenants`: create, list, read and delete tenants, and manage the
+ * tenant-admin list.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import { actorOf, principalId } from "../auth/principal.ts";
+import { authorize, can } from "../auth/permissions.ts";
+import {
+  addTenantAdmin,
+  createTenant,
+  deleteTenant,
+  getTenant,
+  listTenantAdmins,
+  listTenants,
+  removeTenantAdmin,
+} from "../store/tenants.ts";
+import { getUser } from "../store/users.ts";
+import type { AppDeps, AppEnv } from "./app.ts";
+import { readJsonObject } from "./body.ts";
+import { requiredString, stringField } from "./params.ts";
+
+/**
+ * The tenant routes.
+ *
+ * @example
+ * ```ts ignore
+ * api.route("/tenants", tenantRoutes(deps));
+ * ```
+ */
+export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
+  const { kv } = deps;
+  const app = new Hono<AppEnv>();
+  const now = () => deps.now?.() ?? new Date();
+
+  app.post("/", async (c) => {
+    const p = c.get("principal");
+    await authorize(kv, p, "tenant.create", {});
+    const body = await readJsonObject(c.req.raw);
+    const tenant = await createTenant(kv, {
+      slug: requiredString(body, "slug"),
+      description: stringField(body, "description") ?? null,
+      created_by: principalId(p),
+      now,
+    });
+    return c.json({ tenant, request_id: c.get("requestId") }, 201);
+  });
+
+  app.get("/", async (c) => {
+    const p = c.get("principal");
+    const all = await listTenants(kv);
+    const visible = [];
+    for (const t of all) if (await can(kv, p, "tenant.read", { tenant: t.slug })) visible.push(t);
+    return c.json({ tenants: visible });
+  });
+
+  app.get("/:tenant", async (c) => {
+    const tenant = c.req.param("tenant");
+    await authorize(kv, c.get("principal"), "tenant.read", { tenant });
+    return c.json({ tenant: await getTenant(kv, tenant) });
+  });
+
+  app.delete("/:tenant", async (c) => {
+    const tenant = c.req.param("tenant");
+    const p = c.get("principal");
+    await authorize(kv, p, "tenant.delete", { tenant });
+    const { revoked } = await deleteTenant(kv, tenant, actorOf(p, c.get("requestId")), now());
+    return c.json({ deleted: tenant, revoked_tokens: revoked, request_id: c.get("requestId") });
+  });
+
+  app.get("/:tenant/admins", async (c) => {
+    const tenant = c.req.param("tenant");
+    await authorize(kv, c.get("principal"), "tenant.read", { tenant });
+    await getTenant(kv, tenant);
+    return c.json({ admins: await listTenantAdmins(kv, tenant) });
+  });
+
+  app.post("/:tenant/admins", async (c) => {
+    const tenant = c.req.param("tenant");
+    const p = c.get("principal");
+    await authorize(kv, p, "tenant.admins", { tenant });
+    await getTenant(kv, tenant);
+    const body = await readJsonObject(c.req.raw);
+    const user = await getUser(kv, requiredString(body, "user_id"));
+    const admin = await addTenantAdmin(kv, {
+      tenant,
+      user_id: user.id,
+      added_by: principalId(p),
+      now,
+    });
+    return c.json({ admin, request_id: c.get("requestId") }, 201);
+  });
+
+  app.delete("/:tenant/admins/:user", async (c) => {
+    const tenant = c.req.param("tenant");
+    await authorize(kv, c.get("principal"), "tenant.admins", { tenant });
+    await removeTenantAdmin(kv, tenant, c.req.param("user"));
+    return c.json({ removed: c.req.param("user"), request_id: c.get("requestId") });
+  });
+
+  return app;
+}

@@ -1,0 +1,203 @@
+/**
+ * The audit log. Entries live at `["audit", tenant, ulid]` (tenant
+ * `_installation` for installation-level events) and, for installation-wide
+ * reads, at `["audit_by_time", ulid]`; both hold the same immutable entry.
+ * Entries never hold a secret or a digest: only token ids and the public
+ * 14-character prefixes.
+ *
+ * @module
+ */
+import { auditByTimeKey, auditByTimePrefix, auditKey, auditPrefix } from "./keys.ts";
+import { type Page, pageLimit } from "./page.ts";
+import { ulid } from "./ulid.ts";
+
+/** Who acted: a human user, a service token, a `namespace-client` token, or the system (bootstrap CLI, expiry). */
+export type PrincipalType = "user" | "service" | "client" | "system";
+
+/** The actor of an audited change and the request it belongs to. */
+export interface AuditActor {
+  /** User id, token id, or `system`/`bootstrap`. */
+  id: string;
+  /** Kind of actor. */
+  principal_type: PrincipalType;
+  /** Request id, or null outside a request (CLI). */
+  request_id: string | null;
+}
+
+/** One audit entry. */
+export interface AuditEntry {
+  /** ULID; entries sort by it. */
+  id: string;
+  /** Event type: `token.created`, `token.rotated`, `token.revoked`, `token.expired`, `token.authenticated`. */
+  type: string;
+  /** RFC 3339 time of the event. */
+  timestamp: string;
+  /** Request id, or null outside a request. */
+  request_id: string | null;
+  /** Outcome of the request the event belongs to. */
+  result: "success" | "failure";
+  /** Kind of actor. */
+  principal_type: PrincipalType;
+  /** User id, token id or `system`. */
+  actor_id: string;
+  /** Token the event is about (null for non-token events). */
+  token_id: string | null;
+  /** Its 14-character public prefix. */
+  token_prefix: string | null;
+  /** Its type. */
+  token_type: string | null;
+  /** Tenant binding (null for installation-level). */
+  tenant_slug: string | null;
+  /** Namespace binding. */
+  namespace_slug: string | null;
+  /** Environment binding (`namespace-client`). */
+  environment_slug: string | null;
+  /** Extra facts (never secrets). */
+  details: Record<string, unknown>;
+}
+
+/** The token fields an audit entry copies. */
+export interface AuditedToken {
+  id: string;
+  prefix: string;
+  type: string;
+  tenant_slug: string | null;
+  namespace_slug: string | null;
+  environment_slug: string | null;
+}
+
+/**
+ * Builds the audit entry for an event about a token.
+ *
+ * @param type event type (`token.revoked`, …)
+ * @param token the token the event is about
+ * @param actor who acted, in which request
+ * @param now event time
+ * @param extra result (default `success`) and details
+ * @returns a new entry with a fresh ULID
+ *
+ * @example
+ * ```ts
+ * import { tokenAuditEntry } from "./audit.ts";
+ * const e = tokenAuditEntry("token.revoked", {
+ *   id: "tok_1", prefix: "svc_read_abcde", type: "namespace-read",
+ *   tenant_slug: "acme", namespace_slug: "web", environment_slug: null,
+ * }, { id: "usr_1", principal_type: "user", request_id: "r1" }, new Date());
+ * if (e.token_id !== "tok_1" || e.result !== "success") throw new Error();
+ * ```
+ */
+export function tokenAuditEntry(
+  type: string,
+  token: AuditedToken,
+  actor: AuditActor,
+  now: Date,
+  extra: {
+    result?: "success" | "failure";
+    details?: Record<string, unknown>;
+  } = {},
+): AuditEntry {
+  return {
+    id: ulid(now.getTime()),
+    type,
+    timestamp: now.toISOString(),
+    request_id: actor.request_id,
+    result: extra.result ?? "success",
+    principal_type: actor.principal_type,
+    actor_id: actor.id,
+    token_id: token.id,
+    token_prefix: token.prefix,
+    token_type: token.type,
+    tenant_slug: token.tenant_slug,
+    namespace_slug: token.namespace_slug,
+    environment_slug: token.environment_slug,
+    details: extra.details ?? {},
+  };
+}
+
+/**
+ * Adds the writes of an audit entry to an atomic operation, so the entry
+ * commits together with the change it records.
+ *
+ * @param op the atomic operation
+ * @param entry the entry
+ * @returns the same operation
+ *
+ * @example
+ * ```ts
+ * import { addAudit, tokenAuditEntry } from "./audit.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const e = tokenAuditEntry("token.created", {
+ *   id: "tok_1", prefix: "svc_admin_abcd", type: "superadmin",
+ *   tenant_slug: null, namespace_slug: null, environment_slug: null,
+ * }, { id: "system", principal_type: "system", request_id: null }, new Date());
+ * await addAudit(kv.atomic(), e).commit();
+ * kv.close();
+ * ```
+ */
+export function addAudit(
+  op: Deno.AtomicOperation,
+  entry: AuditEntry,
+): Deno.AtomicOperation {
+  return op
+    .set(auditKey(entry.tenant_slug, entry.id), entry)
+    .set(auditByTimeKey(entry.id), entry);
+}
+
+/** Filters and pagination of {@linkcode listAudit}. */
+export interface AuditQuery {
+  /** Only this tenant's entries (`_installation` entries need no tenant). */
+  tenant?: string;
+  /** Only entries bound to this namespace. */
+  namespace?: string;
+  /** Only entries about this token. */
+  token_id?: string;
+  /** Only this event type. */
+  type?: string;
+  /** Page size (default 50, max 500). */
+  limit?: number;
+  /** Cursor: the `next` of the previous page. */
+  after?: string;
+}
+
+/**
+ * Lists audit entries newest first, filtered, one page at a time.
+ *
+ * @param kv the store
+ * @param query filters and pagination
+ * @returns a page of entries; `next` is the cursor of the following page
+ *
+ * @example
+ * ```ts
+ * import { listAudit } from "./audit.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const page = await listAudit(kv, { tenant: "acme" });
+ * if (page.items.length !== 0 || page.next !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function listAudit(
+  kv: Deno.Kv,
+  query: AuditQuery = {},
+): Promise<Page<AuditEntry>> {
+  const limit = pageLimit(query.limit);
+  const prefix = query.tenant === undefined ? auditByTimePrefix() : auditPrefix(query.tenant);
+  const selector: Deno.KvListSelector = query.after === undefined
+    ? { prefix }
+    : { prefix, end: [...prefix, query.after] };
+  const items: AuditEntry[] = [];
+  for await (
+    const entry of kv.list<AuditEntry>(selector, { reverse: true })
+  ) {
+    const e = entry.value;
+    if (query.namespace !== undefined && e.namespace_slug !== query.namespace) {
+      continue;
+    }
+    if (query.token_id !== undefined && e.token_id !== query.token_id) continue;
+    if (query.type !== undefined && e.type !== query.type) continue;
+    if (items.length === limit) {
+      return { items, next: items[items.length - 1]!.id };
+    }
+    items.push(e);
+  }
+  return { items, next: null };
+}

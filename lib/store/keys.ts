@@ -1,0 +1,220 @@
+/**
+ * Every Deno KV key cfgtool writes, built by the typed helpers below. One
+ * snake_case prefix per record kind; secondary indexes are named
+ * `<collection>_by_<field>` and hold only ids (never record copies), except
+ * the immutable audit entries.
+ *
+ * | key | value |
+ * |---|---|
+ * | `["tenant", t]` | tenant record (`lib/store/tenants.ts`) |
+ * | `["tenant_admin", t, user_id]` | membership (`{user_id, added_at, added_by}`) |
+ * | `["tenant_admin_by_user", user_id, t]` | `true` |
+ * | `["ns", t, ns]` | namespace record (`lib/store/namespaces.ts`) |
+ * | `["ns_admin", t, ns, user_id]` | membership |
+ * | `["ns_admin_by_user", user_id, t, ns]` | `true` |
+ * | `["ns_head", t, ns]` | head `{version, closure_hash, environments}` (watched) |
+ * | `["version", t, ns, v]` | version metadata, with the tree blob id |
+ * | `["blob", sha256, i]` | chunk `i` (≤ 60 KiB) of a content-addressed blob |
+ * | `["blob_meta", sha256]` | `{size, chunks}`; written after the chunks |
+ * | `["token", id]` | service-token record (`tok_<ulid>`) |
+ * | `["token_by_digest", hmac]` | token id |
+ * | `["token_by_tenant", t, id]` | token id (every token bound to tenant t) |
+ * | `["token_by_namespace", t, ns, id]` | token id (tokens bound to t/ns) |
+ * | `["token_by_name", t, ns, name]` | token id; `t` = `_installation` and `ns` = `_tenant` / `_installation` where unbound |
+ * | `["audit", t, ulid]` | audit entry; `t` = `_installation` for unbound tokens |
+ * | `["audit_by_time", ulid]` | the same (immutable) audit entry, installation-wide order |
+ * | `["user", id]` | user record (`usr_<ulid>`) |
+ * | `["user_by_email", email]` | user id |
+ * | `["session", id]` | human session record (`ssn_<ulid>`), expires with the session |
+ * | `["session_by_digest", hmac]` | session id |
+ * | `["bootstrap_count"]` | `Deno.KvU64`, numbers `bootstrap-<n>` token names |
+ *
+ * Tenant and namespace slugs match `^[a-z0-9][a-z0-9._-]{0,62}$`, so the
+ * `_`-prefixed placeholders never collide with a slug.
+ *
+ * @module
+ */
+
+/** Tenant part of keys for records bound to no tenant (superadmin tokens). */
+export const INSTALLATION = "_installation";
+/** Namespace part of `token_by_name` keys for tenant-wide tokens. */
+export const TENANT_WIDE = "_tenant";
+
+/**
+ * Key of a tenant record.
+ *
+ * @example
+ * ```ts
+ * import { tenantKey } from "./keys.ts";
+ * if (tenantKey("acme")[0] !== "tenant") throw new Error();
+ * ```
+ */
+export const tenantKey = (t: string): Deno.KvKey => ["tenant", t];
+/** Prefix of every tenant record. */
+export const tenantPrefix = (): Deno.KvKey => ["tenant"];
+/** Key of one tenant-admin membership. */
+export const tenantAdminKey = (t: string, user: string): Deno.KvKey => [
+  "tenant_admin",
+  t,
+  user,
+];
+/** Prefix of a tenant's admin memberships. */
+export const tenantAdminPrefix = (t: string): Deno.KvKey => ["tenant_admin", t];
+/** Index: tenants a user administers. */
+export const tenantAdminByUserKey = (user: string, t: string): Deno.KvKey => [
+  "tenant_admin_by_user",
+  user,
+  t,
+];
+/** Prefix of {@linkcode tenantAdminByUserKey} for one user. */
+export const tenantAdminByUserPrefix = (user: string): Deno.KvKey => [
+  "tenant_admin_by_user",
+  user,
+];
+/** Key of a namespace record. */
+export const namespaceKey = (t: string, ns: string): Deno.KvKey => [
+  "ns",
+  t,
+  ns,
+];
+/** Prefix of a tenant's namespace records. */
+export const namespacePrefix = (t: string): Deno.KvKey => ["ns", t];
+/** Key of one namespace-admin membership. */
+export const namespaceAdminKey = (
+  t: string,
+  ns: string,
+  user: string,
+): Deno.KvKey => ["ns_admin", t, ns, user];
+/** Prefix of a namespace's admin memberships. */
+export const namespaceAdminPrefix = (t: string, ns: string): Deno.KvKey => [
+  "ns_admin",
+  t,
+  ns,
+];
+/** Index: namespaces a user administers (prefix `[user]` or `[user, t]`). */
+export const namespaceAdminByUserKey = (
+  user: string,
+  t: string,
+  ns: string,
+): Deno.KvKey => ["ns_admin_by_user", user, t, ns];
+/** Prefix of {@linkcode namespaceAdminByUserKey} for one user and tenant. */
+export const namespaceAdminByUserPrefix = (
+  user: string,
+  t: string,
+): Deno.KvKey => ["ns_admin_by_user", user, t];
+/** Key of a namespace's manifest head (the key to watch). */
+export const headKey = (t: string, ns: string): Deno.KvKey => [
+  "ns_head",
+  t,
+  ns,
+];
+/** Key of one manifest version's metadata. */
+export const versionKey = (t: string, ns: string, v: number): Deno.KvKey => [
+  "version",
+  t,
+  ns,
+  v,
+];
+/** Prefix of a namespace's version metadata. */
+export const versionPrefix = (t: string, ns: string): Deno.KvKey => [
+  "version",
+  t,
+  ns,
+];
+/** Key of one blob chunk. */
+export const blobChunkKey = (sha: string, i: number): Deno.KvKey => [
+  "blob",
+  sha,
+  i,
+];
+/** Prefix of a blob's chunks, in chunk order. */
+export const blobChunkPrefix = (sha: string): Deno.KvKey => ["blob", sha];
+/** Key of a blob's metadata. */
+export const blobMetaKey = (sha: string): Deno.KvKey => ["blob_meta", sha];
+/** Key of a token record. */
+export const tokenKey = (id: string): Deno.KvKey => ["token", id];
+/** Prefix of every token record. */
+export const tokenPrefix = (): Deno.KvKey => ["token"];
+/** Index: token digest → id. */
+export const tokenByDigestKey = (digest: string): Deno.KvKey => [
+  "token_by_digest",
+  digest,
+];
+/** Index: tokens bound to a tenant. */
+export const tokenByTenantKey = (t: string, id: string): Deno.KvKey => [
+  "token_by_tenant",
+  t,
+  id,
+];
+/** Prefix of {@linkcode tokenByTenantKey}. */
+export const tokenByTenantPrefix = (t: string): Deno.KvKey => [
+  "token_by_tenant",
+  t,
+];
+/** Index: tokens bound to a namespace. */
+export const tokenByNamespaceKey = (
+  t: string,
+  ns: string,
+  id: string,
+): Deno.KvKey => ["token_by_namespace", t, ns, id];
+/** Prefix of {@linkcode tokenByNamespaceKey}. */
+export const tokenByNamespacePrefix = (t: string, ns: string): Deno.KvKey => [
+  "token_by_namespace",
+  t,
+  ns,
+];
+/**
+ * Index: token name within its bound scope. Pass `null` for an unbound
+ * tenant or namespace.
+ *
+ * @example
+ * ```ts
+ * import { tokenByNameKey } from "./keys.ts";
+ * const k = tokenByNameKey(null, null, "bootstrap-1");
+ * if (k[1] !== "_installation" || k[2] !== "_installation") throw new Error();
+ * ```
+ */
+export const tokenByNameKey = (
+  t: string | null,
+  ns: string | null,
+  name: string,
+): Deno.KvKey => [
+  "token_by_name",
+  t ?? INSTALLATION,
+  ns ?? (t === null ? INSTALLATION : TENANT_WIDE),
+  name,
+];
+/** Key of an audit entry (`t` = null for installation-level entries). */
+export const auditKey = (t: string | null, id: string): Deno.KvKey => [
+  "audit",
+  t ?? INSTALLATION,
+  id,
+];
+/** Prefix of a tenant's audit entries. */
+export const auditPrefix = (t: string | null): Deno.KvKey => [
+  "audit",
+  t ?? INSTALLATION,
+];
+/** Key of an audit entry in installation-wide time order. */
+export const auditByTimeKey = (id: string): Deno.KvKey => [
+  "audit_by_time",
+  id,
+];
+/** Prefix of {@linkcode auditByTimeKey}. */
+export const auditByTimePrefix = (): Deno.KvKey => ["audit_by_time"];
+/** Key of a user record. */
+export const userKey = (id: string): Deno.KvKey => ["user", id];
+/** Index: user email (lower case) → id. */
+export const userByEmailKey = (email: string): Deno.KvKey => [
+  "user_by_email",
+  email,
+];
+/** Key of a human session record. */
+export const sessionKey = (id: string): Deno.KvKey => ["session", id];
+/** Index: session digest → id. */
+export const sessionByDigestKey = (digest: string): Deno.KvKey => [
+  "session_by_digest",
+  digest,
+];
+/** Counter numbering default bootstrap token names. */
+export const bootstrapCountKey = (): Deno.KvKey => ["bootstrap_count"];

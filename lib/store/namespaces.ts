@@ -1,0 +1,376 @@
+/**
+ * Namespaces of a tenant: `["ns", t, ns]` records, their admin lists, and
+ * their lifecycle. Creating a namespace writes version 0 (the empty
+ * manifest) in the same commit and issues no tokens; deleting one revokes
+ * every token bound to it.
+ *
+ * @module
+ */
+import { ConflictError, NotFoundError } from "../errors.ts";
+import type { AuditActor } from "./audit.ts";
+import {
+  headKey,
+  namespaceAdminByUserKey,
+  namespaceAdminByUserPrefix,
+  namespaceAdminKey,
+  namespaceAdminPrefix,
+  namespaceKey,
+  namespacePrefix,
+  tenantKey,
+  versionPrefix,
+} from "./keys.ts";
+import { addMember, listMembers, type Membership, removeMember } from "./membership.ts";
+import { assertSlug } from "./slug.ts";
+import { revokeBoundTokens } from "./tokens.ts";
+import { initialVersionOps } from "./versions.ts";
+
+/** A namespace record. */
+export interface NamespaceRecord {
+  tenant_slug: string;
+  slug: string;
+  description: string | null;
+  created_at: string;
+  /** User id or token id of the creator. */
+  created_by: string;
+}
+
+const notFound = (t: string, ns: string) =>
+  new NotFoundError("namespace_not_found", `No namespace ${ns} in tenant ${t}`);
+
+/**
+ * Creates a namespace with version 0 (empty manifest). 404
+ * `tenant_not_found` when the tenant does not exist, 409 `conflict` when
+ * the slug is taken, 400 for a bad slug.
+ *
+ * @param kv the store
+ * @param input tenant, slug, description, creator, clock
+ * @returns the new record
+ *
+ * @example
+ * ```ts
+ * import { createNamespace } from "./namespaces.ts";
+ * import { createTenant } from "./tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * const ns = await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+ * if (ns.slug !== "web") throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function createNamespace(
+  kv: Deno.Kv,
+  input: {
+    tenant: string;
+    slug: string;
+    description?: string | null;
+    created_by: string;
+    now?: () => Date;
+  },
+): Promise<NamespaceRecord> {
+  assertSlug("namespace", input.slug);
+  const now = input.now?.() ?? new Date();
+  const record: NamespaceRecord = {
+    tenant_slug: input.tenant,
+    slug: input.slug,
+    description: input.description ?? null,
+    created_at: now.toISOString(),
+    created_by: input.created_by,
+  };
+  const addVersion0 = await initialVersionOps(
+    kv,
+    input.tenant,
+    input.slug,
+    input.created_by,
+    now,
+  );
+  while (true) {
+    const tenant = await kv.get(tenantKey(input.tenant));
+    if (tenant.value === null) {
+      throw new NotFoundError("tenant_not_found", `No tenant ${input.tenant}`);
+    }
+    const key = namespaceKey(input.tenant, input.slug);
+    const op = kv.atomic()
+      .check(tenant)
+      .check({ key, versionstamp: null })
+      .set(key, record);
+    if ((await addVersion0(op).commit()).ok) return record;
+    if ((await kv.get(key)).value !== null) {
+      throw new ConflictError(
+        `Namespace ${input.slug} exists in tenant ${input.tenant}`,
+      );
+    }
+  }
+}
+
+/**
+ * Reads a namespace, or null.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param slug namespace slug
+ * @returns the record or null
+ *
+ * @example
+ * ```ts
+ * import { findNamespace } from "./namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if (await findNamespace(kv, "acme", "web") !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function findNamespace(
+  kv: Deno.Kv,
+  tenant: string,
+  slug: string,
+): Promise<NamespaceRecord | null> {
+  return (await kv.get<NamespaceRecord>(namespaceKey(tenant, slug))).value;
+}
+
+/**
+ * Reads a namespace, or throws 404 `namespace_not_found`.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param slug namespace slug
+ * @returns the record
+ *
+ * @example
+ * ```ts
+ * import { getNamespace } from "./namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * let code = "";
+ * try { await getNamespace(kv, "acme", "web"); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "namespace_not_found") throw new Error(code);
+ * kv.close();
+ * ```
+ */
+export async function getNamespace(
+  kv: Deno.Kv,
+  tenant: string,
+  slug: string,
+): Promise<NamespaceRecord> {
+  const ns = await findNamespace(kv, tenant, slug);
+  if (ns === null) throw notFound(tenant, slug);
+  return ns;
+}
+
+/**
+ * Lists the namespaces of a tenant in slug order.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @returns the records
+ *
+ * @example
+ * ```ts
+ * import { listNamespaces } from "./namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if ((await listNamespaces(kv, "acme")).length !== 0) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function listNamespaces(
+  kv: Deno.Kv,
+  tenant: string,
+): Promise<NamespaceRecord[]> {
+  const out: NamespaceRecord[] = [];
+  for await (
+    const e of kv.list<NamespaceRecord>({ prefix: namespacePrefix(tenant) })
+  ) {
+    out.push(e.value);
+  }
+  return out;
+}
+
+/**
+ * Deletes a namespace: revokes every token bound to it (audit
+ * `token.revoked` each), removes the record, its head, version metadata and
+ * admin list, then revokes again to catch a token issued concurrently.
+ * Blobs are kept (content-addressed, possibly shared). 404 when absent.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param slug namespace slug
+ * @param actor who deletes, in which request
+ * @param now clock
+ * @returns the ids of the revoked tokens
+ *
+ * @example
+ * ```ts
+ * import { deleteNamespace } from "./namespaces.ts";
+ * if (typeof deleteNamespace !== "function") throw new Error();
+ * ```
+ */
+export async function deleteNamespace(
+  kv: Deno.Kv,
+  tenant: string,
+  slug: string,
+  actor: AuditActor,
+  now: Date = new Date(),
+): Promise<{ revoked: string[] }> {
+  await getNamespace(kv, tenant, slug);
+  const scope = { tenant, namespace: slug };
+  const revoked = await revokeBoundTokens(kv, scope, actor, now);
+  await kv.atomic()
+    .delete(namespaceKey(tenant, slug))
+    .delete(headKey(tenant, slug))
+    .commit();
+  revoked.push(...await revokeBoundTokens(kv, scope, actor, now));
+  for await (const e of kv.list({ prefix: versionPrefix(tenant, slug) })) {
+    await kv.delete(e.key);
+  }
+  for (const m of await listNamespaceAdmins(kv, tenant, slug)) {
+    await removeNamespaceAdmin(kv, tenant, slug, m.user_id);
+  }
+  return { revoked };
+}
+
+/**
+ * Adds a user to a namespace's admin list (idempotent). 404 for an unknown
+ * namespace or user.
+ *
+ * @param kv the store
+ * @param input tenant, namespace, user id, who adds, clock
+ * @returns the membership
+ *
+ * @example
+ * ```ts
+ * import { addNamespaceAdmin } from "./namespaces.ts";
+ * if (typeof addNamespaceAdmin !== "function") throw new Error();
+ * ```
+ */
+export function addNamespaceAdmin(
+  kv: Deno.Kv,
+  input: {
+    tenant: string;
+    namespace: string;
+    user_id: string;
+    added_by: string;
+    now?: () => Date;
+  },
+): Promise<Membership> {
+  const { tenant, namespace, user_id } = input;
+  return addMember(
+    kv,
+    {
+      owner: namespaceKey(tenant, namespace),
+      member: namespaceAdminKey(tenant, namespace, user_id),
+      byUser: namespaceAdminByUserKey(user_id, tenant, namespace),
+    },
+    {
+      user_id,
+      added_at: (input.now?.() ?? new Date()).toISOString(),
+      added_by: input.added_by,
+    },
+    () => notFound(tenant, namespace),
+  );
+}
+
+/**
+ * Removes a user from a namespace's admin list; takes effect on the next
+ * request. 404 `admin_not_found` when not a member.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @param userId the user
+ * @returns nothing
+ *
+ * @example
+ * ```ts
+ * import { removeNamespaceAdmin } from "./namespaces.ts";
+ * if (typeof removeNamespaceAdmin !== "function") throw new Error();
+ * ```
+ */
+export function removeNamespaceAdmin(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+  userId: string,
+): Promise<void> {
+  return removeMember(kv, {
+    member: namespaceAdminKey(tenant, namespace, userId),
+    byUser: namespaceAdminByUserKey(userId, tenant, namespace),
+  });
+}
+
+/**
+ * Lists a namespace's admins.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @returns the memberships
+ *
+ * @example
+ * ```ts
+ * import { listNamespaceAdmins } from "./namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if ((await listNamespaceAdmins(kv, "acme", "web")).length !== 0) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function listNamespaceAdmins(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+): Promise<Membership[]> {
+  return listMembers(kv, namespaceAdminPrefix(tenant, namespace));
+}
+
+/**
+ * Whether a user is currently an admin of a namespace.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @param userId the user
+ * @returns true for a member
+ *
+ * @example
+ * ```ts
+ * import { isNamespaceAdmin } from "./namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if (await isNamespaceAdmin(kv, "acme", "web", "usr_1")) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function isNamespaceAdmin(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+  userId: string,
+): Promise<boolean> {
+  const e = await kv.get(namespaceAdminKey(tenant, namespace, userId));
+  return e.value !== null;
+}
+
+/**
+ * The namespaces of a tenant a user administers.
+ *
+ * @param kv the store
+ * @param userId the user
+ * @param tenant tenant slug
+ * @returns namespace slugs
+ *
+ * @example
+ * ```ts
+ * import { namespacesAdministeredBy } from "./namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if ((await namespacesAdministeredBy(kv, "usr_1", "acme")).length !== 0) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function namespacesAdministeredBy(
+  kv: Deno.Kv,
+  userId: string,
+  tenant: string,
+): Promise<string[]> {
+  const out: string[] = [];
+  for await (
+    const e of kv.list({ prefix: namespaceAdminByUserPrefix(userId, tenant) })
+  ) {
+    out.push(e.key[e.key.length - 1] as string);
+  }
+  return out;
+}

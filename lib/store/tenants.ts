@@ -1,0 +1,320 @@
+/**
+ * Tenants: `["tenant", t]` records, their admin lists, and their
+ * lifecycle. Deleting a tenant deletes its namespaces and revokes every
+ * token bound to it.
+ *
+ * @module
+ */
+import { ConflictError, NotFoundError } from "../errors.ts";
+import type { AuditActor } from "./audit.ts";
+import {
+  tenantAdminByUserKey,
+  tenantAdminByUserPrefix,
+  tenantAdminKey,
+  tenantAdminPrefix,
+  tenantKey,
+  tenantPrefix,
+} from "./keys.ts";
+import { addMember, listMembers, type Membership, removeMember } from "./membership.ts";
+import { deleteNamespace, listNamespaces } from "./namespaces.ts";
+import { assertSlug } from "./slug.ts";
+import { revokeBoundTokens } from "./tokens.ts";
+
+/** A tenant record. */
+export interface TenantRecord {
+  slug: string;
+  description: string | null;
+  created_at: string;
+  /** User id or token id of the creator. */
+  created_by: string;
+}
+
+const notFound = (t: string) => new NotFoundError("tenant_not_found", `No tenant ${t}`);
+
+/**
+ * Creates a tenant; 409 `conflict` when the slug is taken, 400 for a bad
+ * slug.
+ *
+ * @param kv the store
+ * @param input slug, description, creator, clock
+ * @returns the new record
+ *
+ * @example
+ * ```ts
+ * import { createTenant } from "./tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const t = await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * if (t.description !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function createTenant(
+  kv: Deno.Kv,
+  input: {
+    slug: string;
+    description?: string | null;
+    created_by: string;
+    now?: () => Date;
+  },
+): Promise<TenantRecord> {
+  assertSlug("tenant", input.slug);
+  const record: TenantRecord = {
+    slug: input.slug,
+    description: input.description ?? null,
+    created_at: (input.now?.() ?? new Date()).toISOString(),
+    created_by: input.created_by,
+  };
+  const res = await kv.atomic()
+    .check({ key: tenantKey(input.slug), versionstamp: null })
+    .set(tenantKey(input.slug), record)
+    .commit();
+  if (!res.ok) throw new ConflictError(`Tenant ${input.slug} exists`);
+  return record;
+}
+
+/**
+ * Reads a tenant, or null.
+ *
+ * @param kv the store
+ * @param slug tenant slug
+ * @returns the record or null
+ *
+ * @example
+ * ```ts
+ * import { findTenant } from "./tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if (await findTenant(kv, "acme") !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function findTenant(
+  kv: Deno.Kv,
+  slug: string,
+): Promise<TenantRecord | null> {
+  return (await kv.get<TenantRecord>(tenantKey(slug))).value;
+}
+
+/**
+ * Reads a tenant, or throws 404 `tenant_not_found`.
+ *
+ * @param kv the store
+ * @param slug tenant slug
+ * @returns the record
+ *
+ * @example
+ * ```ts
+ * import { getTenant } from "./tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * let code = "";
+ * try { await getTenant(kv, "acme"); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "tenant_not_found") throw new Error(code);
+ * kv.close();
+ * ```
+ */
+export async function getTenant(
+  kv: Deno.Kv,
+  slug: string,
+): Promise<TenantRecord> {
+  const t = await findTenant(kv, slug);
+  if (t === null) throw notFound(slug);
+  return t;
+}
+
+/**
+ * Lists every tenant in slug order.
+ *
+ * @param kv the store
+ * @returns the records
+ *
+ * @example
+ * ```ts
+ * import { listTenants } from "./tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if ((await listTenants(kv)).length !== 0) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function listTenants(kv: Deno.Kv): Promise<TenantRecord[]> {
+  const out: TenantRecord[] = [];
+  for await (const e of kv.list<TenantRecord>({ prefix: tenantPrefix() })) {
+    out.push(e.value);
+  }
+  return out;
+}
+
+/**
+ * Deletes a tenant: revokes every token bound to it, removes the tenant
+ * record (so no namespace or token can be created in it any more), deletes
+ * each namespace (revoking again), and removes the admin list. 404 when
+ * absent.
+ *
+ * @param kv the store
+ * @param slug tenant slug
+ * @param actor who deletes, in which request
+ * @param now clock
+ * @returns the ids of every revoked token
+ *
+ * @example
+ * ```ts
+ * import { deleteTenant } from "./tenants.ts";
+ * if (typeof deleteTenant !== "function") throw new Error();
+ * ```
+ */
+export async function deleteTenant(
+  kv: Deno.Kv,
+  slug: string,
+  actor: AuditActor,
+  now: Date = new Date(),
+): Promise<{ revoked: string[] }> {
+  await getTenant(kv, slug);
+  const revoked = await revokeBoundTokens(kv, { tenant: slug }, actor, now);
+  await kv.delete(tenantKey(slug));
+  for (const ns of await listNamespaces(kv, slug)) {
+    const r = await deleteNamespace(kv, slug, ns.slug, actor, now);
+    revoked.push(...r.revoked);
+  }
+  revoked.push(...await revokeBoundTokens(kv, { tenant: slug }, actor, now));
+  for (const m of await listTenantAdmins(kv, slug)) {
+    await removeTenantAdmin(kv, slug, m.user_id);
+  }
+  return { revoked };
+}
+
+/**
+ * Adds a user to a tenant's admin list (idempotent). 404 for an unknown
+ * tenant or user.
+ *
+ * @param kv the store
+ * @param input tenant, user id, who adds, clock
+ * @returns the membership
+ *
+ * @example
+ * ```ts
+ * import { addTenantAdmin } from "./tenants.ts";
+ * if (typeof addTenantAdmin !== "function") throw new Error();
+ * ```
+ */
+export function addTenantAdmin(
+  kv: Deno.Kv,
+  input: {
+    tenant: string;
+    user_id: string;
+    added_by: string;
+    now?: () => Date;
+  },
+): Promise<Membership> {
+  return addMember(
+    kv,
+    {
+      owner: tenantKey(input.tenant),
+      member: tenantAdminKey(input.tenant, input.user_id),
+      byUser: tenantAdminByUserKey(input.user_id, input.tenant),
+    },
+    {
+      user_id: input.user_id,
+      added_at: (input.now?.() ?? new Date()).toISOString(),
+      added_by: input.added_by,
+    },
+    () => notFound(input.tenant),
+  );
+}
+
+/**
+ * Removes a user from a tenant's admin list; takes effect on the next
+ * request. 404 `admin_not_found` when not a member.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param userId the user
+ * @returns nothing
+ *
+ * @example
+ * ```ts
+ * import { removeTenantAdmin } from "./tenants.ts";
+ * if (typeof removeTenantAdmin !== "function") throw new Error();
+ * ```
+ */
+export function removeTenantAdmin(
+  kv: Deno.Kv,
+  tenant: string,
+  userId: string,
+): Promise<void> {
+  return removeMember(kv, {
+    member: tenantAdminKey(tenant, userId),
+    byUser: tenantAdminByUserKey(userId, tenant),
+  });
+}
+
+/**
+ * Lists a tenant's admins.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @returns the memberships
+ *
+ * @example
+ * ```ts
+ * import { listTenantAdmins } from "./tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if ((await listTenantAdmins(kv, "acme")).length !== 0) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function listTenantAdmins(
+  kv: Deno.Kv,
+  tenant: string,
+): Promise<Membership[]> {
+  return listMembers(kv, tenantAdminPrefix(tenant));
+}
+
+/**
+ * Whether a user is currently an admin of a tenant.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param userId the user
+ * @returns true for a member
+ *
+ * @example
+ * ```ts
+ * import { isTenantAdmin } from "./tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if (await isTenantAdmin(kv, "acme", "usr_1")) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function isTenantAdmin(
+  kv: Deno.Kv,
+  tenant: string,
+  userId: string,
+): Promise<boolean> {
+  return (await kv.get(tenantAdminKey(tenant, userId))).value !== null;
+}
+
+/**
+ * The tenants a user administers, in slug order.
+ *
+ * @param kv the store
+ * @param userId the user
+ * @returns tenant slugs
+ *
+ * @example
+ * ```ts
+ * import { tenantsAdministeredBy } from "./tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if ((await tenantsAdministeredBy(kv, "usr_1")).length !== 0) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function tenantsAdministeredBy(
+  kv: Deno.Kv,
+  userId: string,
+): Promise<string[]> {
+  const out: string[] = [];
+  for await (
+    const e of kv.list({ prefix: tenantAdminByUserPrefix(userId) })
+  ) {
+    out.push(e.key[2] as string);
+  }
+  return out;
+}

@@ -1,0 +1,346 @@
+/**
+ * Manifest versions of a namespace. The head `["ns_head", t, ns]` names the
+ * current version, its closure hash and the environments of its
+ * `namespace.toml` (so auth can check `public_evaluate` without parsing
+ * TOML); it is the key to watch for changes. Each version has metadata at
+ * `["version", t, ns, v]` pointing to a tree blob (JSON list of
+ * `[path, blob id]`, sorted by path); file contents are blobs.
+ *
+ * A commit writes its blobs first (idempotent), then one atomic operation
+ * that checks the head's versionstamp: two concurrent commits never both
+ * win, and a crash never leaves a half version.
+ *
+ * @module
+ */
+import { closureHash, compareUtf8 } from "../closure/hash.ts";
+import { NotFoundError, PreconditionFailedError } from "../errors.ts";
+import { getBlob, putBlob } from "./blobs.ts";
+import { headKey, versionKey, versionPrefix } from "./keys.ts";
+import { type Page, pageLimit } from "./page.ts";
+
+/** Settings of one environment, from `[namespace.environments.<env>]`. */
+export interface EnvironmentSettings {
+  public_evaluate: boolean;
+}
+
+/** The head of a namespace: its current version. */
+export interface Head {
+  version: number;
+  closure_hash: string;
+  environments: Record<string, EnvironmentSettings>;
+}
+
+/** Metadata of one manifest version. */
+export interface VersionMeta {
+  version: number;
+  closure_hash: string;
+  created_at: string;
+  created_by: string;
+  message: string | null;
+  file_count: number;
+  /** Blob id of the tree (sorted `[path, blob id]` pairs, JSON). */
+  tree: string;
+  /** Environments declared by this version's `namespace.toml`. */
+  environments: Record<string, EnvironmentSettings>;
+}
+
+/** Input of {@linkcode commitVersion}. */
+export interface CommitInput {
+  tenant: string;
+  namespace: string;
+  /** Every file of the manifest: path → bytes. */
+  files: ReadonlyMap<string, Uint8Array>;
+  /** Environments parsed from `namespace.toml` by the caller. */
+  environments: Record<string, EnvironmentSettings>;
+  /** User id or token id of the author. */
+  created_by: string;
+  message?: string | null;
+  /** Expected head version (`If-Match`); a different head gives 412. */
+  ifMatch?: number;
+  /** Clock, for tests. */
+  now?: () => Date;
+}
+
+/** Result of {@linkcode commitVersion}. */
+export interface CommitResult {
+  /** The new version, or the head when nothing changed. */
+  version: VersionMeta;
+  /** False when the content equals the head's. */
+  changed: boolean;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+async function writeTree(
+  kv: Deno.Kv,
+  files: ReadonlyMap<string, Uint8Array>,
+): Promise<string> {
+  const pairs: [string, string][] = [];
+  for (const [path, bytes] of files) pairs.push([path, await putBlob(kv, bytes)]);
+  pairs.sort((a, b) => compareUtf8(a[0], b[0]));
+  return await putBlob(kv, encoder.encode(JSON.stringify(pairs)));
+}
+
+/**
+ * Writes version 0 (the empty manifest) and returns the writes to add to
+ * the namespace-creating atomic operation.
+ *
+ * @param kv the store (the empty tree blob is written at once)
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @param createdBy author id
+ * @param now creation time
+ * @returns a function adding the head and version-0 writes to an operation
+ *
+ * @example
+ * ```ts
+ * import { initialVersionOps } from "./versions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const add = await initialVersionOps(kv, "acme", "web", "usr_1", new Date());
+ * await add(kv.atomic()).commit();
+ * kv.close();
+ * ```
+ */
+export async function initialVersionOps(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+  createdBy: string,
+  now: Date,
+): Promise<(op: Deno.AtomicOperation) => Deno.AtomicOperation> {
+  const tree = await writeTree(kv, new Map());
+  const hash = await closureHash(new Map());
+  const meta: VersionMeta = {
+    version: 0,
+    closure_hash: hash,
+    created_at: now.toISOString(),
+    created_by: createdBy,
+    message: null,
+    file_count: 0,
+    tree,
+    environments: {},
+  };
+  const head: Head = { version: 0, closure_hash: hash, environments: {} };
+  return (op) =>
+    op.set(headKey(tenant, namespace), head).set(
+      versionKey(tenant, namespace, 0),
+      meta,
+    );
+}
+
+/**
+ * Reads the head of a namespace (the current version).
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @returns the head, or null when the namespace does not exist
+ *
+ * @example
+ * ```ts
+ * import { getHead } from "./versions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if (await getHead(kv, "acme", "web") !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function getHead(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+): Promise<Head | null> {
+  return (await kv.get<Head>(headKey(tenant, namespace))).value;
+}
+
+/**
+ * Commits a new manifest version. Blobs are written first; then one atomic
+ * operation checks the head's versionstamp and writes head and metadata.
+ * Content equal to the head's gives `changed: false` and the head. With
+ * `ifMatch` set and different from the head, throws 412
+ * `precondition_failed`; without it, a lost race retries on the new head.
+ *
+ * @param kv the store
+ * @param input namespace, files, environments, author, message, ifMatch
+ * @returns the version and whether it is new
+ *
+ * @example
+ * ```ts
+ * import { commitVersion } from "./versions.ts";
+ * const push = (kv: Deno.Kv) => commitVersion(kv, {
+ *   tenant: "acme", namespace: "web", files: new Map(), environments: {},
+ *   created_by: "usr_1",
+ * });
+ * if (typeof push !== "function") throw new Error();
+ * ```
+ */
+export async function commitVersion(
+  kv: Deno.Kv,
+  input: CommitInput,
+): Promise<CommitResult> {
+  const { tenant, namespace } = input;
+  const hash = await closureHash(input.files);
+  const tree = await writeTree(kv, input.files);
+  while (true) {
+    const head = await kv.get<Head>(headKey(tenant, namespace));
+    if (head.value === null) {
+      throw new NotFoundError(
+        "namespace_not_found",
+        `No namespace ${namespace} in tenant ${tenant}`,
+      );
+    }
+    const current = head.value.version;
+    if (input.ifMatch !== undefined && input.ifMatch !== current) {
+      throw new PreconditionFailedError(
+        `Cannot commit on v${input.ifMatch}: the head is v${current}`,
+        { details: { head: current } },
+      );
+    }
+    if (head.value.closure_hash === hash) {
+      return {
+        version: await getVersion(kv, tenant, namespace, current),
+        changed: false,
+      };
+    }
+    const meta: VersionMeta = {
+      version: current + 1,
+      closure_hash: hash,
+      created_at: (input.now?.() ?? new Date()).toISOString(),
+      created_by: input.created_by,
+      message: input.message ?? null,
+      file_count: input.files.size,
+      tree,
+      environments: input.environments,
+    };
+    const next: Head = {
+      version: meta.version,
+      closure_hash: hash,
+      environments: input.environments,
+    };
+    const res = await kv.atomic()
+      .check(head)
+      .check({ key: versionKey(tenant, namespace, meta.version), versionstamp: null })
+      .set(headKey(tenant, namespace), next)
+      .set(versionKey(tenant, namespace, meta.version), meta)
+      .commit();
+    if (res.ok) return { version: meta, changed: true };
+  }
+}
+
+/**
+ * Reads the metadata of one version, or throws 404 `version_not_found`.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @param version version number
+ * @returns the metadata
+ *
+ * @example
+ * ```ts
+ * import { getVersion } from "./versions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * let code = "";
+ * try { await getVersion(kv, "acme", "web", 3); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "version_not_found") throw new Error(code);
+ * kv.close();
+ * ```
+ */
+export async function getVersion(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+  version: number,
+): Promise<VersionMeta> {
+  const entry = await kv.get<VersionMeta>(versionKey(tenant, namespace, version));
+  if (entry.value === null) {
+    throw new NotFoundError(
+      "version_not_found",
+      `No version ${version} of ${tenant}/${namespace}`,
+    );
+  }
+  return entry.value;
+}
+
+/**
+ * Lists version metadata newest first; `after` is a version number and the
+ * page holds the versions below it.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @param page `limit` (default 50, max 500) and `after`
+ * @returns a page of metadata; `next` is the cursor (a version number as text)
+ *
+ * @example
+ * ```ts
+ * import { listVersions } from "./versions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const page = await listVersions(kv, "acme", "web");
+ * if (page.items.length !== 0) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function listVersions(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+  page: { limit?: number; after?: number } = {},
+): Promise<Page<VersionMeta>> {
+  const limit = pageLimit(page.limit);
+  const prefix = versionPrefix(tenant, namespace);
+  const selector: Deno.KvListSelector = page.after === undefined
+    ? { prefix }
+    : { prefix, end: versionKey(tenant, namespace, page.after) };
+  const items: VersionMeta[] = [];
+  for await (
+    const entry of kv.list<VersionMeta>(selector, {
+      reverse: true,
+      limit: limit + 1,
+    })
+  ) {
+    items.push(entry.value);
+  }
+  if (items.length <= limit) return { items, next: null };
+  items.length = limit;
+  return { items, next: String(items[limit - 1]!.version) };
+}
+
+/**
+ * Reads every file of a version.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @param version version number
+ * @returns path → bytes, in path order
+ *
+ * @example
+ * ```ts
+ * import { readFiles } from "./versions.ts";
+ * const load = (kv: Deno.Kv) => readFiles(kv, "acme", "web", 0);
+ * if (typeof load !== "function") throw new Error();
+ * ```
+ */
+export async function readFiles(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+  version: number,
+): Promise<Map<string, Uint8Array>> {
+  const meta = await getVersion(kv, tenant, namespace, version);
+  const treeBytes = await getBlob(kv, meta.tree);
+  if (treeBytes === null) {
+    throw new Error(`Cannot read version ${version}: tree blob ${meta.tree} is missing`);
+  }
+  const pairs = JSON.parse(decoder.decode(treeBytes)) as [string, string][];
+  const files = new Map<string, Uint8Array>();
+  for (const [path, id] of pairs) {
+    const bytes = await getBlob(kv, id);
+    if (bytes === null) {
+      throw new Error(`Cannot read ${path} of version ${version}: blob ${id} is missing`);
+    }
+    files.set(path, bytes);
+  }
+  return files;
+}

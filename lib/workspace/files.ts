@@ -1,0 +1,82 @@
+/**
+ * Reads every file of a workspace directory into memory, once. Paths are
+ * relative to the workspace root with `/` separators. Entries whose name
+ * starts with `.` (`.git`, `.DS_Store`, editor files) are not part of the
+ * workspace and are skipped; symbolic links and special files are reported.
+ *
+ * @module
+ */
+import { NotFoundError, type Problem } from "../errors.ts";
+
+/** The files of a workspace: relative path → exact bytes, in path order. */
+export type WorkspaceFiles = Map<string, Uint8Array>;
+
+/** The outcome of reading a workspace directory. */
+export interface ReadResult {
+  /** Every regular file, by relative path. */
+  files: WorkspaceFiles;
+  /** Links and special files found (they are not read). */
+  problems: Problem[];
+}
+
+/**
+ * Reads every regular file under `dir`. Throws {@linkcode NotFoundError}
+ * with code `workspace_not_found` when `dir` does not exist or is not a
+ * directory (exit status 2 on the command line).
+ *
+ * @param dir the workspace directory
+ * @returns the files and the problems found while walking
+ *
+ * @example
+ * ```ts
+ * import { readWorkspaceFiles } from "./files.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/variables`);
+ * await Deno.writeTextFile(`${dir}/variables/x.toml`, "schema_version = 1\n");
+ * const { files } = await readWorkspaceFiles(dir);
+ * if (!files.has("variables/x.toml")) throw new Error();
+ * ```
+ */
+export async function readWorkspaceFiles(dir: string): Promise<ReadResult> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(dir);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      throw new NotFoundError("workspace_not_found", `workspace "${dir}" does not exist`, {
+        cause: err,
+      });
+    }
+    throw err;
+  }
+  if (!info.isDirectory) {
+    throw new NotFoundError("workspace_not_found", `workspace "${dir}" is not a directory`);
+  }
+  const paths: string[] = [];
+  const problems: Problem[] = [];
+  await walk(dir, "", paths, problems);
+  paths.sort();
+  const contents = await Promise.all(paths.map((p) => Deno.readFile(`${dir}/${p}`)));
+  const files: WorkspaceFiles = new Map();
+  paths.forEach((p, i) => files.set(p, contents[i]!));
+  return { files, problems };
+}
+
+async function walk(root: string, rel: string, paths: string[], problems: Problem[]) {
+  const entries: Deno.DirEntry[] = [];
+  for await (const e of Deno.readDir(rel === "" ? root : `${root}/${rel}`)) entries.push(e);
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const e of entries) {
+    if (e.name.startsWith(".")) continue;
+    const path = rel === "" ? e.name : `${rel}/${e.name}`;
+    if (e.isSymlink) {
+      problems.push({ path, message: "symbolic links are not allowed in a workspace" });
+    } else if (e.isDirectory) {
+      await walk(root, path, paths, problems);
+    } else if (e.isFile) {
+      paths.push(path);
+    } else {
+      problems.push({ path, message: "not a regular file" });
+    }
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The workspace source fingerprint (DESIGN §3): the closure hash
+ * (lib/closure/hash.ts) over every file of the workspace, paths relative to
+ * the workspace root with `/` separators. The same files give the same
+ * fingerprint on every machine; any changed byte, added, removed or renamed
+ * file changes it. Files whose name starts with `.` are not workspace files.
+ *
+ * @module
+ */
+import { closureHash } from "../closure/hash.ts";
+import { readWorkspaceFiles } from "./files.ts";
+
+/**
+ * Computes the source fingerprint of the workspace in `dir` without opening
+ * it (no validation). {@linkcode openWorkspace} computes the same value from
+ * the bytes it loads.
+ *
+ * @param dir the workspace directory
+ * @returns `sha256:<64 hex digits>`
+ *
+ * @example
+ * ```ts
+ * import { workspaceFingerprint } from "./fingerprint.ts";
+ * const dir = await Deno.makeTempDir();
+ * const empty = await workspaceFingerprint(dir);
+ * if (!empty.startsWith("sha256:")) throw new Error();
+ * ```
+ */
+export async function workspaceFingerprint(dir: string): Promise<string> {
+  const { files } = await readWorkspaceFiles(dir);
+  return await closureHash(files);
+}

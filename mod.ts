@@ -1,0 +1,59 @@
+/**
+ * cfgtool as a library: open a configuration workspace and resolve its
+ * variables, validate flag manifests, compute closure hashes and archives,
+ * and talk to a cfgtool service.
+ *
+ * @example Resolve a variable of a workspace
+ * ```ts ignore
+ * import { openWorkspace } from "@cfgtool/cfgtool";
+ *
+ * const ws = await openWorkspace("./examples/notification-workspace");
+ * const { value_key, value } = await ws.resolveVariable("notification-delivery-policy", {
+ *   account: { plan: "enterprise" },
+ *   incident: { active: true },
+ *   notification: { kind: "incident_update" },
+ * });
+ * console.log(value_key, value, ws.sourceFingerprint());
+ * ```
+ *
+ * @module
+ */
+
+// Workspace tool (spec/workspace.md)
+export { openWorkspace, type Workspace } from "./lib/workspace/open.ts";
+export type { Resolution } from "./lib/workspace/model.ts";
+export { type LintReport, lintWorkspace, type WorkspaceCounts } from "./lib/workspace/lint.ts";
+export { type InitOptions, type InitResult, initWorkspace } from "./lib/workspace/init.ts";
+export { parseContextArgs, parseContextLiteral } from "./lib/workspace/context_args.ts";
+export { workspaceFingerprint } from "./lib/workspace/fingerprint.ts";
+
+// Shared predicate engine
+export {
+  type Context,
+  type Operator,
+  OPERATORS,
+  type Predicate,
+  validatePredicate,
+} from "./lib/conditions.ts";
+
+// Closure hash and archives
+export { closureHash, type FileSet } from "./lib/closure/hash.ts";
+export { packArchive, unpackArchive } from "./lib/closure/archive.ts";
+
+// Flag manifests
+export type { Flag, Manifest, Rule, Segment } from "./lib/flags/model.ts";
+export { parseManifest, validateManifest } from "./lib/flags/validate.ts";
+export { readManifestDir, writeManifestDir } from "./lib/flags/files.ts";
+
+// Service client
+export { ServiceClient } from "./lib/client/api.ts";
+
+// Errors
+export {
+  CfgtoolError,
+  formatProblem,
+  NotFoundError,
+  type Problem,
+  ProblemsError,
+  UsageError,
+} from "./lib/errors.ts";

@@ -1,0 +1,228 @@
+import { assert, assertEquals, assertRejects } from "../assert.ts";
+import { ForbiddenError } from "../../lib/errors.ts";
+import { readAudit } from "../../lib/auth/audit_access.ts";
+import { bootstrapSuperadmin } from "../../lib/auth/bootstrap.ts";
+import type { AuthDeps } from "../../lib/auth/deps.ts";
+import { randomTokenKey } from "../../lib/auth/hmac_key.ts";
+import { type Action, authorize, can, type Target } from "../../lib/auth/permissions.ts";
+import { authenticate, type Principal } from "../../lib/auth/principal.ts";
+import { createSession } from "../../lib/auth/sessions.ts";
+import { createToken } from "../../lib/auth/token_service.ts";
+import {
+  addNamespaceAdmin,
+  createNamespace,
+  removeNamespaceAdmin,
+} from "../../lib/store/namespaces.ts";
+import { addTenantAdmin, createTenant, removeTenantAdmin } from "../../lib/store/tenants.ts";
+import { getTokenRecord } from "../../lib/store/tokens.ts";
+import { createUser } from "../../lib/store/users.ts";
+import { commitVersion } from "../../lib/store/versions.ts";
+
+const ctx = { requestId: "req-test" };
+
+async function world() {
+  const kv = await Deno.openKv(":memory:");
+  const key = await randomTokenKey();
+  const deps: AuthDeps = { kv, key };
+  const login = (secret: string) => authenticate(deps, `Bearer ${secret}`, ctx);
+  const superadmin = await login((await bootstrapSuperadmin(kv, key)).secret);
+  for (const t of ["acme", "other"]) await createTenant(kv, { slug: t, created_by: "test" });
+  for (const ns of ["web", "api"]) {
+    await createNamespace(kv, { tenant: "acme", slug: ns, created_by: "test" });
+  }
+  const setEnvs = (stagingPublic: boolean) =>
+    commitVersion(kv, {
+      tenant: "acme",
+      namespace: "web",
+      files: new Map([["namespace.toml", new TextEncoder().encode(String(stagingPublic))]]),
+      environments: {
+        production: { public_evaluate: false },
+        staging: { public_evaluate: stagingPublic },
+      },
+      created_by: "test",
+    });
+  await setEnvs(true);
+  const token = async (type: string, extra: Record<string, string> = {}) => {
+    const binding = type === "superadmin"
+      ? {}
+      : type === "tenant-admin"
+      ? { tenant_slug: "acme" }
+      : { tenant_slug: "acme", namespace_slug: "web" };
+    const made = await createToken(deps, superadmin, {
+      type,
+      name: crypto.randomUUID(),
+      ...binding,
+      ...extra,
+    }, ctx);
+    return { ...made, principal: await login(made.secret) };
+  };
+  const user = async () => {
+    const u = await createUser(kv, { email: `${crypto.randomUUID()}@example.com` });
+    const s = await createSession(kv, key, { user: u.id });
+    return { id: u.id, principal: await login(s.secret) };
+  };
+  return { kv, key, deps, superadmin, token, user, setEnvs };
+}
+
+function wtest(name: string, fn: (w: Awaited<ReturnType<typeof world>>) => Promise<void>) {
+  Deno.test(name, async () => {
+    const w = await world();
+    try {
+      await fn(w);
+    } finally {
+      w.kv.close();
+    }
+  });
+}
+
+async function forbidden(kv: Deno.Kv, p: Principal, action: Action, target: Target) {
+  const err = await assertRejects(() => authorize(kv, p, action, target), ForbiddenError);
+  assertEquals([err.status, err.code], [403, "forbidden"]);
+}
+
+const WEB = { tenant: "acme", namespace: "web" };
+
+wtest("a {tenant} in the path that differs from the token's binding is 403", async (w) => {
+  for (const type of ["tenant-admin", "namespace-read", "namespace-write"]) {
+    const { principal } = await w.token(type);
+    await forbidden(w.kv, principal, "manifest.read", { tenant: "other", namespace: "web" });
+    await forbidden(w.kv, principal, "tenant.read", { tenant: "other" });
+  }
+  const { principal } = await w.token("namespace-read");
+  await forbidden(w.kv, principal, "manifest.read", { tenant: "acme", namespace: "api" });
+});
+
+wtest(
+  "namespace-read reads and evaluates; namespace-write also writes; neither administers",
+  async (w) => {
+    const r = (await w.token("namespace-read")).principal;
+    const wr = (await w.token("namespace-write")).principal;
+    for (const p of [r, wr]) {
+      for (const a of ["manifest.read", "evaluate", "namespace.read"] as const) {
+        await authorize(
+          w.kv,
+          p,
+          a,
+          WEB,
+        );
+      }
+      await authorize(w.kv, p, "evaluate", { ...WEB, environment: "production" });
+      await authorize(w.kv, p, "tenant.read", { tenant: "acme" });
+      for (
+        const a of [
+          "namespace.create",
+          "namespace.delete",
+          "namespace.admins",
+          "audit.read",
+          "tenant.admins",
+        ] as const
+      ) {
+        await forbidden(w.kv, p, a, WEB);
+      }
+    }
+    await authorize(w.kv, wr, "manifest.write", WEB);
+    await forbidden(w.kv, r, "manifest.write", WEB);
+  },
+);
+
+wtest(
+  "a tenant-admin token administers namespaces of its tenant but not the tenant itself",
+  async (w) => {
+    const p = (await w.token("tenant-admin")).principal;
+    for (
+      const a of [
+        "namespace.create",
+        "namespace.delete",
+        "namespace.admins",
+        "manifest.write",
+        "audit.read",
+        "namespace.list",
+      ] as const
+    ) {
+      await authorize(
+        w.kv,
+        p,
+        a,
+        a === "audit.read" || a === "namespace.list" ? { tenant: "acme" } : WEB,
+      );
+    }
+    for (const a of ["tenant.create", "tenant.delete", "tenant.admins"] as const) {
+      await forbidden(w.kv, p, a, { tenant: "acme" });
+    }
+  },
+);
+
+wtest("only a superadmin creates and deletes tenants", async (w) => {
+  await authorize(w.kv, w.superadmin, "tenant.create", {});
+  await authorize(w.kv, w.superadmin, "tenant.delete", { tenant: "acme" });
+  const human = await w.user();
+  await addTenantAdmin(w.kv, { tenant: "acme", user_id: human.id, added_by: "test" });
+  await forbidden(w.kv, human.principal, "tenant.delete", { tenant: "acme" });
+  await authorize(w.kv, human.principal, "tenant.admins", { tenant: "acme" });
+});
+
+wtest("a namespace-client token may only evaluate its bound triple", async (w) => {
+  const p = (await w.token("namespace-client", { environment_slug: "staging" })).principal;
+  await authorize(w.kv, p, "evaluate.public", { ...WEB, environment: "staging" });
+  await authorize(w.kv, p, "evaluate", { ...WEB, environment: "staging" });
+  await forbidden(w.kv, p, "evaluate.public", { ...WEB, environment: "production" });
+  await forbidden(w.kv, p, "evaluate.public", {
+    tenant: "acme",
+    namespace: "api",
+    environment: "staging",
+  });
+  for (
+    const a of [
+      "manifest.read",
+      "manifest.write",
+      "namespace.read",
+      "tenant.read",
+      "audit.read",
+      "tenant.list",
+    ] as const
+  ) {
+    await forbidden(w.kv, p, a, WEB);
+  }
+});
+
+wtest(
+  "evaluate.public is refused with 403 once public_evaluate is false, and the token stays active",
+  async (w) => {
+    const made = await w.token("namespace-client", { environment_slug: "staging" });
+    const target = { ...WEB, environment: "staging" };
+    await authorize(w.kv, made.principal, "evaluate.public", target);
+    await w.setEnvs(false);
+    await forbidden(w.kv, made.principal, "evaluate.public", target);
+    assertEquals((await getTokenRecord(w.kv, made.token.id)).status, "active");
+  },
+);
+
+wtest("human roles are read per request: removing an admin takes effect at once", async (w) => {
+  const h = await w.user();
+  assert(!(await can(w.kv, h.principal, "manifest.write", WEB)));
+  await addNamespaceAdmin(w.kv, { ...WEB, user_id: h.id, added_by: "test" });
+  assert(await can(w.kv, h.principal, "manifest.write", WEB));
+  assert(!(await can(w.kv, h.principal, "manifest.write", { tenant: "acme", namespace: "api" })));
+  assert(!(await can(w.kv, h.principal, "namespace.delete", WEB)));
+  await removeNamespaceAdmin(w.kv, "acme", "web", h.id);
+  assert(!(await can(w.kv, h.principal, "manifest.write", WEB)));
+  await addTenantAdmin(w.kv, { tenant: "acme", user_id: h.id, added_by: "test" });
+  assert(await can(w.kv, h.principal, "namespace.delete", WEB));
+  await removeTenantAdmin(w.kv, "acme", h.id);
+  assert(!(await can(w.kv, h.principal, "namespace.delete", WEB)));
+  assert(!(await can(w.kv, h.principal, "tenant.read", { tenant: "acme" })));
+});
+
+wtest(
+  "audit is readable by a superadmin and by a tenant admin for its own tenant only",
+  async (w) => {
+    const all = await readAudit(w.deps, w.superadmin);
+    assert(all.items.length > 0);
+    const admin = (await w.token("tenant-admin")).principal;
+    const mine = await readAudit(w.deps, admin);
+    assert(mine.items.every((e) => e.tenant_slug === "acme"));
+    await assertRejects(() => readAudit(w.deps, admin, { tenant: "other" }), ForbiddenError);
+    const reader = (await w.token("namespace-read")).principal;
+    await assertRejects(() => readAudit(w.deps, reader), ForbiddenError);
+  },
+);

@@ -1,0 +1,120 @@
+import { assert, assertEquals, assertRejects } from "../assert.ts";
+import { ConflictError, NotFoundError, UnauthorizedError, UsageError } from "../../lib/errors.ts";
+import { bootstrapSuperadmin } from "../../lib/auth/bootstrap.ts";
+import { randomTokenKey } from "../../lib/auth/hmac_key.ts";
+import { authenticate } from "../../lib/auth/principal.ts";
+import { createToken } from "../../lib/auth/token_service.ts";
+import { listAudit } from "../../lib/store/audit.ts";
+import {
+  createNamespace,
+  deleteNamespace,
+  getNamespace,
+  listNamespaces,
+} from "../../lib/store/namespaces.ts";
+import { createTenant, deleteTenant, findTenant } from "../../lib/store/tenants.ts";
+import { getTokenRecord } from "../../lib/store/tokens.ts";
+import { getHead } from "../../lib/store/versions.ts";
+
+const ctx = { requestId: "req-del" };
+const actor = { id: "tok_admin", principal_type: "service" as const, request_id: "req-del" };
+
+async function world() {
+  const kv = await Deno.openKv(":memory:");
+  const key = await randomTokenKey();
+  const deps = { kv, key };
+  const superadmin = await authenticate(
+    deps,
+    `Bearer ${(await bootstrapSuperadmin(kv, key)).secret}`,
+    ctx,
+  );
+  await createTenant(kv, { slug: "acme", created_by: "test" });
+  await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "test" });
+  await createNamespace(kv, { tenant: "acme", slug: "api", created_by: "test" });
+  const issue = async (type: string, ns?: string) => (await createToken(deps, superadmin, {
+    type,
+    name: crypto.randomUUID(),
+    tenant_slug: "acme",
+    ...(ns === undefined ? {} : { namespace_slug: ns }),
+  }, ctx));
+  return { kv, deps, issue };
+}
+
+Deno.test("namespace creation makes version 0, issues no tokens, and rejects duplicates and bad slugs", async () => {
+  const { kv } = await world();
+  try {
+    assertEquals((await getHead(kv, "acme", "web"))?.version, 0);
+    let tokens = 0;
+    for await (const _ of kv.list({ prefix: ["token_by_tenant", "acme"] })) tokens++;
+    assertEquals(tokens, 0);
+    await assertRejects(
+      () => createNamespace(kv, { tenant: "acme", slug: "web", created_by: "x" }),
+      ConflictError,
+    );
+    await assertRejects(
+      () => createNamespace(kv, { tenant: "acme", slug: "Web!", created_by: "x" }),
+      UsageError,
+    );
+    const err = await assertRejects(
+      () => createNamespace(kv, { tenant: "nope", slug: "web", created_by: "x" }),
+      NotFoundError,
+    );
+    assertEquals(err.code, "tenant_not_found");
+    assertEquals((await listNamespaces(kv, "acme")).map((n) => n.slug), ["api", "web"]);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("deleting a namespace revokes every token bound to it, with token.revoked audits", async () => {
+  const { kv, deps, issue } = await world();
+  try {
+    const a = await issue("namespace-read", "web");
+    const b = await issue("namespace-write", "web");
+    const other = await issue("namespace-read", "api");
+    const tenantToken = await issue("tenant-admin");
+    const r = await deleteNamespace(kv, "acme", "web", actor);
+    assertEquals(r.revoked.sort(), [a.token.id, b.token.id].sort());
+    for (const t of [a, b]) {
+      const rec = await getTokenRecord(kv, t.token.id);
+      assertEquals([rec.status, rec.revoked_by], ["revoked", "tok_admin"]);
+      assert(rec.revoked_at !== null);
+      await assertRejects(() => authenticate(deps, `Bearer ${t.secret}`, ctx), UnauthorizedError);
+    }
+    for (const t of [other, tenantToken]) {
+      assertEquals((await getTokenRecord(kv, t.token.id)).status, "active");
+    }
+    const audits = await listAudit(kv, { tenant: "acme", type: "token.revoked" });
+    assertEquals(audits.items.length, 2);
+    assert(
+      audits.items.every((e) =>
+        e.request_id === "req-del" && e.details.reason === "namespace deleted"
+      ),
+    );
+    await assertRejects(() => getNamespace(kv, "acme", "web"), NotFoundError);
+    assertEquals(await getHead(kv, "acme", "web"), null);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("deleting a tenant revokes every token bound to it and deletes its namespaces", async () => {
+  const { kv, issue } = await world();
+  try {
+    const ids = [
+      (await issue("namespace-read", "web")).token.id,
+      (await issue("namespace-write", "api")).token.id,
+      (await issue("tenant-admin")).token.id,
+    ];
+    const r = await deleteTenant(kv, "acme", actor);
+    assertEquals(r.revoked.sort(), ids.sort());
+    for (const id of ids) assertEquals((await getTokenRecord(kv, id)).status, "revoked");
+    assertEquals(await findTenant(kv, "acme"), null);
+    assertEquals(await listNamespaces(kv, "acme"), []);
+    await assertRejects(
+      () => createNamespace(kv, { tenant: "acme", slug: "web", created_by: "x" }),
+      NotFoundError,
+    );
+  } finally {
+    kv.close();
+  }
+});
