@@ -22,8 +22,8 @@ export interface ServerOptions {
 
 /** A request handler and what it holds open. */
 export interface FlagServer {
-  /** The fetch handler, as `Deno.serve` takes it. */
-  fetch: (req: Request) => Response | Promise<Response>;
+  /** The fetch handler, as `Deno.serve` takes it (`info` gives the client address). */
+  fetch: (req: Request, info?: Deno.ServeHandlerInfo) => Response | Promise<Response>;
   /** Stops background work (pollers, streams). Does not close the KV. */
   close(): Promise<void>;
 }
@@ -47,7 +47,7 @@ export function createServer(options: ServerOptions): FlagServer {
   const log = options.log ?? createLogger();
   const app = createApp({ kv: options.kv, key: options.key, log });
   return {
-    fetch: (req) => app.fetch(req),
+    fetch: (req, info) => app.fetch(req, info ? { remoteAddr: info.remoteAddr } : {}),
     close: () => Promise.resolve(),
   };
 }
