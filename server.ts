@@ -9,6 +9,8 @@ import { createApp } from "./lib/http/app.ts";
 import { createLogger, type Logger } from "./lib/log.ts";
 import { DEFAULT_KV_PATH, openKv } from "./lib/store/kv.ts";
 import { loadTokenKey } from "./lib/auth/hmac_key.ts";
+import { HeadWatcher } from "./lib/store/head_watcher.ts";
+import { resolveSettings, type ServiceSettings } from "./lib/settings.ts";
 
 /** Options of {@linkcode createServer}. */
 export interface ServerOptions {
@@ -18,6 +20,8 @@ export interface ServerOptions {
   key: CryptoKey;
   /** Where logs go (default: JSON lines on stderr). */
   log?: Logger;
+  /** Tunables; unset ones take the defaults of lib/settings.ts. */
+  settings?: Partial<ServiceSettings>;
 }
 
 /** A request handler and what it holds open. */
@@ -45,10 +49,24 @@ export interface FlagServer {
  */
 export function createServer(options: ServerOptions): FlagServer {
   const log = options.log ?? createLogger();
-  const app = createApp({ kv: options.kv, key: options.key, log });
+  const settings = resolveSettings(options.settings);
+  const heads = new HeadWatcher(options.kv, { pollIntervalMs: settings.headPollMs });
+  const shutdown = new AbortController();
+  const app = createApp({
+    kv: options.kv,
+    key: options.key,
+    log,
+    heads,
+    settings,
+    shutdown: shutdown.signal,
+  });
   return {
     fetch: (req, info) => app.fetch(req, info ? { remoteAddr: info.remoteAddr } : {}),
-    close: () => Promise.resolve(),
+    close: () => {
+      shutdown.abort();
+      heads.close();
+      return Promise.resolve();
+    },
   };
 }
 
@@ -66,6 +84,8 @@ export interface ServeOptions {
   log?: Logger;
   /** Aborting this stops the server. */
   signal?: AbortSignal;
+  /** Tunables; unset ones take the defaults of lib/settings.ts. */
+  settings?: Partial<ServiceSettings>;
   /** Called once the server listens, with its address. */
   onListen?: (addr: { hostname: string; port: number }) => void;
 }
@@ -96,7 +116,12 @@ export async function serve(options: ServeOptions = {}): Promise<void> {
     log("info", "using an in-process token HMAC key (tokens die with the process)");
   }
   const kv = await openKv(kvSpec);
-  const server = createServer({ kv, key: loaded.key, log });
+  const server = createServer({
+    kv,
+    key: loaded.key,
+    log,
+    ...(options.settings ? { settings: options.settings } : {}),
+  });
   const httpServer = Deno.serve({
     hostname: options.hostname ?? "127.0.0.1",
     port: options.port ?? 8080,
@@ -109,6 +134,8 @@ export async function serve(options: ServeOptions = {}): Promise<void> {
       options.onListen?.(addr);
     },
   }, server.fetch);
+  // End long-lived streams first, or a graceful shutdown would wait for them.
+  options.signal?.addEventListener("abort", () => void server.close(), { once: true });
   await httpServer.finished;
   await server.close();
   kv.close();

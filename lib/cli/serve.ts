@@ -5,6 +5,29 @@
  */
 import type { Command } from "commander";
 import { UsageError } from "../errors.ts";
+import { DEFAULT_SETTINGS, type ServiceSettings } from "../settings.ts";
+
+/** One `serve` flag per tunable of lib/settings.ts. */
+const SETTING_FLAGS: readonly [flag: string, key: keyof ServiceSettings, help: string][] = [
+  ["--head-poll-ms", "headPollMs", "interval of the per-process head poller, ms"],
+  ["--inline-event-limit", "inlineEventLimitBytes", "largest inline version event, bytes"],
+  ["--delta-file-limit", "deltaFileLimit", "deltas with more file entries go as snapshots"],
+  ["--keepalive-ms", "keepaliveMs", "keepalive comment interval on idle streams, ms"],
+  ["--idle-close-ms", "idleCloseMs", "close idle event streams after this long, ms"],
+  ["--max-connections-per-token", "maxConnectionsPerToken", "concurrent event streams per token"],
+  ["--retention-days", "retentionDays", "keep closure history at least this many days"],
+  ["--retention-versions", "retentionVersions", "…and at least this many versions"],
+  ["--prune-interval-ms", "pruneIntervalMs", "interval of the retention pruning task, ms"],
+  [
+    "--client-rate-limit",
+    "clientRateLimitPerMinute",
+    "namespace-client evaluations per minute per (tenant, namespace, environment, Origin)",
+  ],
+];
+
+function camel(flag: string): string {
+  return flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
 
 /**
  * Registers `serve` on the command tree.
@@ -19,7 +42,7 @@ import { UsageError } from "../errors.ts";
  * ```
  */
 export function registerServeCommand(program: Command): void {
-  program
+  const cmd = program
     .command("serve")
     .description("Run the flag service (HTTP on Deno.serve, state in Deno KV).")
     .option("--port <port>", "port to listen on; 0 picks a free one", "8080")
@@ -35,7 +58,11 @@ export function registerServeCommand(program: Command): void {
       "HMAC key that digests service tokens (default: token.key beside the KV file,\n" +
         "created with mode 0600 when absent; required with a KV Connect URL)",
       Deno.env.get("CFGTOOL_TOKEN_KEY_FILE"),
-    )
+    );
+  for (const [flag, key, help] of SETTING_FLAGS) {
+    cmd.option(`${flag} <n>`, `${help} (default ${DEFAULT_SETTINGS[key]})`);
+  }
+  cmd
     .addHelpText(
       "after",
       "\nExamples:\n  cfgtool serve\n  cfgtool serve --port 0 --kv :memory:\n" +
@@ -45,6 +72,16 @@ export function registerServeCommand(program: Command): void {
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         throw new UsageError(`--port must be an integer from 0 to 65535, not "${opts.port}"`);
+      }
+      const settings: Partial<ServiceSettings> = {};
+      const raw = opts as unknown as Record<string, string | undefined>;
+      for (const [flag, key] of SETTING_FLAGS) {
+        const value = raw[camel(flag)];
+        if (value === undefined) continue;
+        if (!/^\d{1,12}$/.test(value) || Number(value) <= 0) {
+          throw new UsageError(`${flag} must be a positive integer, not "${value}"`);
+        }
+        settings[key] = Number(value);
       }
       const { serve } = await import("../../server.ts");
       const ac = new AbortController();
@@ -57,6 +94,7 @@ export function registerServeCommand(program: Command): void {
           ...(opts.tokenKeyFile ? { tokenKeyFile: opts.tokenKeyFile } : {}),
           hostname: opts.hostname,
           port,
+          settings,
           signal: ac.signal,
           onListen: ({ hostname, port }) =>
             console.log(`cfgtool listening on http://${hostname}:${port}`),

@@ -9,6 +9,8 @@ import { Hono } from "hono";
 import type { Logger } from "../log.ts";
 import { NotFoundError } from "../errors.ts";
 import type { Principal } from "../auth/principal.ts";
+import type { HeadWatcher } from "../store/head_watcher.ts";
+import type { ServiceSettings } from "../settings.ts";
 import { errorResponse } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
 import { requireAuth } from "./authn.ts";
@@ -26,6 +28,12 @@ export interface AppDeps {
   key: CryptoKey;
   /** Where logs go. */
   log: Logger;
+  /** The process's one watcher of namespace heads (streams subscribe to it). */
+  heads: HeadWatcher;
+  /** Tunables (lib/settings.ts). */
+  settings: ServiceSettings;
+  /** Aborted when the server shuts down: long-lived streams end on it. */
+  shutdown: AbortSignal;
   /** Clock, for tests. */
   now?: () => Date;
 }
@@ -43,10 +51,15 @@ export type AppEnv = {
  * import { createApp } from "./app.ts";
  * import { silentLogger } from "../log.ts";
  * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { HeadWatcher } from "../store/head_watcher.ts";
+ * import { DEFAULT_SETTINGS } from "../settings.ts";
  * const kv = await Deno.openKv(":memory:");
- * const app = createApp({ kv, key: await randomTokenKey(), log: silentLogger });
+ * const heads = new HeadWatcher(kv);
+ * const shutdown = new AbortController().signal;
+ * const app = createApp({ kv, key: await randomTokenKey(), log: silentLogger, heads, settings: DEFAULT_SETTINGS, shutdown });
  * const res = await app.request("/healthz");
  * if (res.status !== 200) throw new Error();
+ * heads.close();
  * kv.close();
  * ```
  */
@@ -85,6 +98,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   api.route("/tenants/:tenant/namespaces/:ns", manifestRoutes(deps));
   api.route("/tokens", tokenRoutes(deps));
   api.route("/audit", auditRoutes(deps));
+  // Routes of later issues register here, one line each.
   app.route("/api/v1", api);
   return app;
 }

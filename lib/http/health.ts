@@ -20,7 +20,7 @@ import type { AppDeps, AppEnv } from "./app.ts";
  * kv.close();
  * ```
  */
-export function healthRoutes(deps: AppDeps): Hono<AppEnv> {
+export function healthRoutes(deps: Pick<AppDeps, "kv" | "log">): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/readyz", async (c) => {

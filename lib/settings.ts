@@ -1,0 +1,62 @@
+/**
+ * Tunable settings of the flag service, with their defaults. `cfgtool serve`
+ * exposes each as a flag (lib/cli/serve.ts); tests pass small values.
+ *
+ * @module
+ */
+
+/** Every tunable of a running service. */
+export interface ServiceSettings {
+  /** Interval of the per-process head poller, ms (DESIGN.md §8). */
+  headPollMs: number;
+  /** Largest serialized `version` event sent inline, bytes (spec/events.md: 64 KiB). */
+  inlineEventLimitBytes: number;
+  /** A delta with more file entries than this is sent as a snapshot (spec: 32). */
+  deltaFileLimit: number;
+  /** Keepalive comment interval on idle streams, ms (spec: at most 30 s). */
+  keepaliveMs: number;
+  /** Idle streams are closed after this long, ms (spec: 24 h). */
+  idleCloseMs: number;
+  /** Concurrent event-stream connections per token (spec: 16). */
+  maxConnectionsPerToken: number;
+  /** Closure reconstruction data is kept for at least this many days (spec: 30). */
+  retentionDays: number;
+  /** …and for at least this many versions per namespace (spec: 100). */
+  retentionVersions: number;
+  /** Interval of the retention pruning task, ms. */
+  pruneIntervalMs: number;
+  /** namespace-client evaluations per minute per (tenant, namespace, environment, Origin). */
+  clientRateLimitPerMinute: number;
+}
+
+/** The defaults, as the specs give them. */
+export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = Object.freeze({
+  headPollMs: 250,
+  inlineEventLimitBytes: 64 * 1024,
+  deltaFileLimit: 32,
+  keepaliveMs: 25_000,
+  idleCloseMs: 24 * 60 * 60 * 1000,
+  maxConnectionsPerToken: 16,
+  retentionDays: 30,
+  retentionVersions: 100,
+  pruneIntervalMs: 60 * 60 * 1000,
+  clientRateLimitPerMinute: 600,
+});
+
+/**
+ * Fills unset settings with the defaults.
+ *
+ * @example
+ * ```ts
+ * import { resolveSettings } from "./settings.ts";
+ * const s = resolveSettings({ deltaFileLimit: 4 });
+ * if (s.deltaFileLimit !== 4 || s.headPollMs !== 250) throw new Error();
+ * ```
+ */
+export function resolveSettings(partial: Partial<ServiceSettings> = {}): ServiceSettings {
+  const out = { ...DEFAULT_SETTINGS };
+  for (const [k, v] of Object.entries(partial)) {
+    if (v !== undefined) (out as Record<string, number>)[k] = v as number;
+  }
+  return out;
+}
