@@ -194,11 +194,6 @@ export async function listTokens(
   query: ListTokensQuery = {},
 ): Promise<Page<PublicToken>> {
   const q = { ...query };
-  if (q.namespace !== undefined && q.tenant === undefined) {
-    throw new UsageError("Cannot filter by namespace without tenant", {
-      details: { field: "namespace" },
-    });
-  }
   if (principal.kind === "token") {
     const t = principal.token;
     if (t.type !== "superadmin" && t.type !== "tenant-admin") {
@@ -223,6 +218,13 @@ export async function listTokens(
       throw new ForbiddenError("Name the tenant whose tokens to list");
     }
     q.tenant = tenants[0]!;
+  }
+  // Checked once the caller's own tenant is filled in: a caller that sees
+  // one tenant may filter by namespace without naming it.
+  if (q.namespace !== undefined && q.tenant === undefined) {
+    throw new UsageError("Cannot filter by namespace without tenant", {
+      details: { field: "namespace" },
+    });
   }
   const visible = async (record: TokenRecord) => {
     try {

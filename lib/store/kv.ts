@@ -36,7 +36,9 @@ export function kvLocation(spec: string): KvLocation {
 }
 
 /**
- * Opens the KV store; for a path, creates the parent directory first.
+ * Opens the KV store; for a path, creates the parent directory first and
+ * retries commits refused with "database is locked" (see
+ * {@linkcode retryLockedCommits}).
  *
  * @param spec a path, `:memory:` or an `http(s)://` URL; defaults to
  *   {@linkcode DEFAULT_KV_PATH}
@@ -58,6 +60,49 @@ export async function openKv(spec: string = DEFAULT_KV_PATH): Promise<Deno.Kv> {
       return await Deno.openKv(loc.url);
     case "file":
       await Deno.mkdir(loc.dir, { recursive: true });
-      return await Deno.openKv(loc.path);
+      return retryLockedCommits(await Deno.openKv(loc.path));
   }
+}
+
+/** Attempts of a commit refused with "database is locked" before giving up. */
+const LOCKED_ATTEMPTS = 50;
+
+/**
+ * Makes the atomic operations of a file-backed store retry their commit
+ * when SQLite answers "database is locked". Another process on the same
+ * file (a second `serve`, the admin CLI) holding the write lock at the
+ * moment a read-then-write transaction (an atomic operation with checks)
+ * wants to write makes SQLite fail at once instead of waiting; nothing was
+ * written, so committing the same operation again is safe (its checks are
+ * evaluated again). Plain `set`/`delete` already wait for the lock.
+ *
+ * @param kv a store opened on a SQLite file
+ * @returns the same store
+ *
+ * @example
+ * ```ts
+ * import { retryLockedCommits } from "./kv.ts";
+ * const kv = retryLockedCommits(await Deno.openKv(":memory:"));
+ * if (!(await kv.atomic().set(["a"], 1).commit()).ok) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function retryLockedCommits(kv: Deno.Kv): Deno.Kv {
+  const atomic = kv.atomic.bind(kv);
+  kv.atomic = () => {
+    const op = atomic();
+    const commit = op.commit.bind(op);
+    op.commit = async () => {
+      for (let attempt = 1;; attempt++) {
+        try {
+          return await commit();
+        } catch (err) {
+          if (attempt >= LOCKED_ATTEMPTS || !/database is locked/i.test(String(err))) throw err;
+          await new Promise((r) => setTimeout(r, 2 + Math.random() * 8 * Math.min(attempt, 5)));
+        }
+      }
+    };
+    return op;
+  };
+  return kv;
 }
