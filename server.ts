@@ -7,10 +7,12 @@
  */
 import { createApp } from "./lib/http/app.ts";
 import { createLogger, type Logger } from "./lib/log.ts";
+import { CfgtoolError } from "./lib/errors.ts";
 import { DEFAULT_KV_PATH, openKv } from "./lib/store/kv.ts";
-import { loadTokenKey } from "./lib/auth/hmac_key.ts";
+import { openTokenKey } from "./lib/auth/hmac_key.ts";
 import { HeadWatcher } from "./lib/store/head_watcher.ts";
 import { resolveSettings, type ServiceSettings } from "./lib/settings.ts";
+import { startRetention } from "./lib/store/retention.ts";
 
 /** Options of {@linkcode createServer}. */
 export interface ServerOptions {
@@ -60,12 +62,17 @@ export function createServer(options: ServerOptions): FlagServer {
     settings,
     shutdown: shutdown.signal,
   });
+  const retention = startRetention(options.kv, {
+    policy: { days: settings.retentionDays, versions: settings.retentionVersions },
+    intervalMs: settings.pruneIntervalMs,
+    log,
+  });
   return {
     fetch: (req, info) => app.fetch(req, info ? { remoteAddr: info.remoteAddr } : {}),
-    close: () => {
+    close: async () => {
       shutdown.abort();
       heads.close();
-      return Promise.resolve();
+      await retention.stop();
     },
   };
 }
@@ -106,39 +113,62 @@ export interface ServeOptions {
 export async function serve(options: ServeOptions = {}): Promise<void> {
   const log = options.log ?? createLogger();
   const kvSpec = options.kv ?? DEFAULT_KV_PATH;
-  const loaded = await loadTokenKey(
-    options.tokenKeyFile === undefined
-      ? { kv: kvSpec }
-      : { kv: kvSpec, keyFile: options.tokenKeyFile },
-  );
+  const kv = await openKv(kvSpec);
+  let loaded;
+  try {
+    loaded = await openTokenKey(
+      kv,
+      options.tokenKeyFile === undefined
+        ? { kv: kvSpec }
+        : { kv: kvSpec, keyFile: options.tokenKeyFile },
+    );
+  } catch (err) {
+    kv.close();
+    throw err;
+  }
   if (loaded.created) log("info", "created token HMAC key file", { path: loaded.path });
   else if (loaded.path === null) {
     log("info", "using an in-process token HMAC key (tokens die with the process)");
   }
-  const kv = await openKv(kvSpec);
   const server = createServer({
     kv,
     key: loaded.key,
     log,
     ...(options.settings ? { settings: options.settings } : {}),
   });
-  const httpServer = Deno.serve({
-    hostname: options.hostname ?? "127.0.0.1",
-    port: options.port ?? 8080,
-    ...(options.signal ? { signal: options.signal } : {}),
-    onListen: (addr) => {
-      log("info", "listening", {
-        url: `http://${addr.hostname}:${addr.port}`,
-        kv: describeKv(kvSpec),
-      });
-      options.onListen?.(addr);
-    },
-  }, server.fetch);
+  const hostname = options.hostname ?? "127.0.0.1";
+  const port = options.port ?? 8080;
+  let httpServer: Deno.HttpServer;
+  try {
+    httpServer = listen(hostname, port);
+  } catch (err) {
+    await server.close();
+    kv.close();
+    if (err instanceof Deno.errors.AddrInUse) {
+      throw new CfgtoolError("address_in_use", `Port ${port} on ${hostname} is already in use`);
+    }
+    throw err;
+  }
   // End long-lived streams first, or a graceful shutdown would wait for them.
   options.signal?.addEventListener("abort", () => void server.close(), { once: true });
   await httpServer.finished;
   await server.close();
   kv.close();
+
+  function listen(hostname: string, port: number): Deno.HttpServer {
+    return Deno.serve({
+      hostname,
+      port,
+      ...(options.signal ? { signal: options.signal } : {}),
+      onListen: (addr) => {
+        log("info", "listening", {
+          url: `http://${addr.hostname}:${addr.port}`,
+          kv: describeKv(kvSpec),
+        });
+        options.onListen?.(addr);
+      },
+    }, server.fetch);
+  }
 }
 
 function describeKv(spec: string): string {

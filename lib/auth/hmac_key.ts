@@ -8,8 +8,10 @@
  * @module
  */
 import { join } from "node:path";
-import { UsageError } from "../errors.ts";
+import { CfgtoolError, UsageError } from "../errors.ts";
 import { kvLocation } from "../store/kv.ts";
+import { tokenKeyCheckKey } from "../store/keys.ts";
+import { hmacHex } from "./digest.ts";
 
 /** Name of the key file created beside the KV data. */
 export const KEY_FILE_NAME = "token.key";
@@ -88,7 +90,15 @@ export async function loadTokenKey(
   options: { kv: string; keyFile?: string },
 ): Promise<LoadedKey> {
   if (options.keyFile !== undefined) {
-    const bytes = await Deno.readFile(options.keyFile);
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(options.keyFile);
+    } catch (err) {
+      throw new UsageError(
+        `Cannot read the token key file ${options.keyFile}: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
     return { key: await importTokenKey(bytes), path: options.keyFile, created: false };
   }
   const loc = kvLocation(options.kv);
@@ -117,4 +127,61 @@ export async function loadTokenKey(
   }
   await Deno.chmod(path, 0o600).catch(() => {});
   return { key: await importTokenKey(bytes), path, created: true };
+}
+
+const CHECK_INPUT = "cfgtool token key check v1";
+
+/**
+ * Loads the token key (as {@linkcode loadTokenKey}) and checks it against the
+ * fingerprint recorded in the store, so that a lost or replaced key file is
+ * refused instead of silently invalidating every token: when the store has a
+ * fingerprint and the key file is missing, no new key is created; when the
+ * key differs from the recorded one, opening fails. The first open records
+ * the fingerprint (an HMAC of a fixed string, not the key).
+ *
+ * @param kv the opened store
+ * @param options `kv`: the `--kv` value; `keyFile`: the `--token-key-file` value
+ * @returns the key and its file
+ *
+ * @example
+ * ```ts
+ * import { openTokenKey } from "./hmac_key.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const loaded = await openTokenKey(kv, { kv: ":memory:" });
+ * if (loaded.path !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function openTokenKey(
+  kv: Deno.Kv,
+  options: { kv: string; keyFile?: string },
+): Promise<LoadedKey> {
+  const recorded = await kv.get<string>(tokenKeyCheckKey());
+  const loc = kvLocation(options.kv);
+  if (recorded.value !== null && options.keyFile === undefined && loc.kind === "file") {
+    const path = join(loc.dir, KEY_FILE_NAME);
+    try {
+      await Deno.stat(path);
+    } catch {
+      throw new CfgtoolError(
+        "token_key_missing",
+        `The token key file ${path} is missing, but this store's tokens were digested with a key. ` +
+          "Restore the file from your backup (or pass --token-key-file); a new key would make " +
+          "every token and session invalid.",
+      );
+    }
+  }
+  const loaded = await loadTokenKey(options);
+  const fingerprint = await hmacHex(loaded.key, CHECK_INPUT);
+  if (recorded.value === null) {
+    await kv.atomic().check(recorded).set(tokenKeyCheckKey(), fingerprint).commit();
+  } else if (recorded.value !== fingerprint) {
+    throw new CfgtoolError(
+      "token_key_mismatch",
+      `The token key${loaded.path ? ` in ${loaded.path}` : ""} is not the key this store's ` +
+        "tokens were digested with. Use the original key file (--token-key-file); to start " +
+        "over with a new key every token must be reissued.",
+    );
+  }
+  return loaded;
 }

@@ -71,6 +71,25 @@ type Level =
   | "tenant-human"
   | "super";
 
+/** What each action means, for refusal messages users read. */
+const PHRASES: Record<Action, string> = {
+  "tenant.create": "create tenants",
+  "tenant.list": "list tenants",
+  "tenant.read": "read the tenant",
+  "tenant.delete": "delete tenants",
+  "tenant.admins": "change tenant admins",
+  "namespace.create": "create namespaces",
+  "namespace.list": "list namespaces",
+  "namespace.read": "read the namespace",
+  "namespace.delete": "delete namespaces",
+  "namespace.admins": "change namespace admins",
+  "manifest.read": "read the manifest",
+  "manifest.write": "change the manifest (push, lint, versions, rollback)",
+  "evaluate": "evaluate flags",
+  "evaluate.public": "evaluate flags",
+  "audit.read": "read the audit log",
+};
+
 const refuse = (message: string, details?: Record<string, unknown>) =>
   new ForbiddenError(message, details === undefined ? {} : { details });
 
@@ -196,15 +215,20 @@ export async function authorize(
 ): Promise<void> {
   const level = await levelOf(kv, p, target);
   if (level === "super") return;
+  if (action === "tenant.create" || action === "tenant.delete") {
+    throw refuse(`Only a superadmin can ${PHRASES[action]}`);
+  }
   if (target.tenant === undefined && action !== "tenant.list") {
-    throw refuse(`Cannot ${action} without a tenant`);
+    throw refuse(`Cannot ${PHRASES[action]} without naming a tenant`);
   }
   if (NEEDS_NAMESPACE.has(action) && target.namespace === undefined) {
-    throw refuse(`Cannot ${action} without a namespace`);
+    throw refuse(`Cannot ${PHRASES[action]} without naming a namespace`);
   }
   if (level === "client") {
     if (action !== "evaluate" && action !== "evaluate.public") {
-      throw refuse(`A namespace-client token may only evaluate, not ${action}`);
+      throw refuse(
+        `A namespace-client token may only evaluate flags; it cannot ${PHRASES[action]}`,
+      );
     }
     const token = (p as { token: TokenRecord }).token;
     if (target.environment !== token.environment_slug) {
@@ -219,7 +243,7 @@ export async function authorize(
   if (action === "tenant.list") return;
   const allowed = action === "evaluate.public" ? NS_READERS : ALLOWED[action];
   if (!allowed.includes(level)) {
-    throw refuse(`Not allowed to ${action} in ${describe(target)}`);
+    throw refuse(`Not allowed to ${PHRASES[action]} in ${describe(target)}`);
   }
 }
 
@@ -363,7 +387,11 @@ export async function authorizeTokenAction(
   if (p.kind === "token") {
     if (p.token.type === "superadmin") return;
     if (p.token.type !== "tenant-admin") {
-      throw refuse(`A namespace-bound token cannot ${action.slice(6)} other tokens`);
+      throw refuse(
+        self
+          ? `A namespace-bound token cannot ${action.slice(6)} itself (ask an admin to rotate it)`
+          : `A namespace-bound token cannot ${action.slice(6)} other tokens`,
+      );
     }
   }
   if (action === "token.rotate") {

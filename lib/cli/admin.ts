@@ -1,3 +1,5 @@
+import { UsageError } from "../errors.ts";
+
 /**
  * `cfgtool admin …`: the admin CLI on the server host. It opens the KV store
  * directly (no HTTP): `bootstrap` creates a superadmin token, `user create`
@@ -145,19 +147,24 @@ async function withStore(
   opts: { kv?: string | undefined; tokenKeyFile?: string | undefined },
   fn: (kv: Deno.Kv, key: CryptoKey) => Promise<void>,
 ): Promise<void> {
-  const [{ openKv }, { loadTokenKey }] = await Promise.all([
+  const [{ openKv }, { openTokenKey }] = await Promise.all([
     import("../store/kv.ts"),
     import("../auth/hmac_key.ts"),
   ]);
   const spec = kvSpec(opts.kv);
-  const keyFile = opts.tokenKeyFile ?? Deno.env.get("CFGTOOL_TOKEN_KEY_FILE");
-  const loaded = await loadTokenKey(keyFile === undefined ? { kv: spec } : { kv: spec, keyFile });
-  if (loaded.created) console.error(`created token key file ${loaded.path}`);
-  if (loaded.path === null) {
-    console.error("warning: :memory: store with a throw-away key; this secret works nowhere else");
+  if (spec === ":memory:") {
+    throw new UsageError(
+      "--kv :memory: is a store private to one process: name the server's KV file instead",
+    );
   }
+  const keyFile = opts.tokenKeyFile ?? Deno.env.get("CFGTOOL_TOKEN_KEY_FILE");
   const kv = await openKv(spec);
   try {
+    const loaded = await openTokenKey(
+      kv,
+      keyFile === undefined ? { kv: spec } : { kv: spec, keyFile },
+    );
+    if (loaded.created) console.error(`created token key file ${loaded.path}`);
     await fn(kv, loaded.key);
   } finally {
     kv.close();

@@ -6,6 +6,8 @@
  */
 import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "./app.ts";
+import { CfgtoolError } from "../errors.ts";
+import { errorResponse } from "./errors.ts";
 
 /**
  * The health routes.
@@ -29,7 +31,11 @@ export function healthRoutes(deps: Pick<AppDeps, "kv" | "log">): Hono<AppEnv> {
       return c.json({ status: "ready" });
     } catch (err) {
       deps.log("warn", "readiness check failed", { error: (err as Error).message });
-      return c.json({ status: "unavailable", code: "kv_unavailable" }, 503);
+      return errorResponse(
+        new CfgtoolError("kv_unavailable", "the KV store does not answer", { status: 503 }),
+        c.get("requestId"),
+        deps.log,
+      );
     }
   });
   return app;

@@ -52,7 +52,7 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
     const requested = intParam(c.req.query("version"), "version");
     const meta = await getVersion(kv, tenant, namespace, requested ?? head.version);
     const etag = `"v${meta.version}-${meta.closure_hash}"`;
-    const headers = { etag, "cache-control": "private, no-cache" };
+    const headers = { etag, "cache-control": "private, no-cache", vary: "Accept" };
     if (matchesEtag(c.req.header("if-none-match"), etag)) {
       return c.body(null, 304, headers);
     }

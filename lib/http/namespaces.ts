@@ -59,7 +59,9 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
     await getTenant(kv, tenant);
     const visible = [];
     for (const ns of await listNamespaces(kv, tenant)) {
-      if (await can(kv, p, "namespace.read", { tenant, namespace: ns.slug })) visible.push(ns);
+      if (await can(kv, p, "namespace.read", { tenant, namespace: ns.slug })) {
+        visible.push({ ...ns, head: await getHead(kv, tenant, ns.slug) });
+      }
     }
     return c.json({ namespaces: visible });
   });

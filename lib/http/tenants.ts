@@ -49,6 +49,7 @@ export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.get("/", async (c) => {
     const p = c.get("principal");
+    await authorize(kv, p, "tenant.list", {});
     const all = await listTenants(kv);
     const visible = [];
     for (const t of all) if (await can(kv, p, "tenant.read", { tenant: t.slug })) visible.push(t);

@@ -28,6 +28,10 @@
  * | `["session", id]` | human session record (`ssn_<ulid>`), expires with the session |
  * | `["session_by_digest", hmac]` | session id |
  * | `["bootstrap_count"]` | `Deno.KvU64`, numbers `bootstrap-<n>` token names |
+ * | `["token_key_check"]` | HMAC of a fixed string under the token key: detects a lost or changed key file |
+ * | `["ns_retention", t, ns]` | `{horizon, namespace_created_at, pruned_at}`: versions below `horizon` were pruned (`lib/store/retention.ts`) |
+ * | `["blob_gc", sha256]` | `{at}`: when the retention task first found the blob unreferenced |
+ * | `["retention_lease"]` | `{holder, until}`: the process running the retention task now (expires) |
  *
  * Tenant and namespace slugs match `^[a-z0-9][a-z0-9._-]{0,62}$`, so the
  * `_`-prefixed placeholders never collide with a slug.
@@ -218,3 +222,23 @@ export const sessionByDigestKey = (digest: string): Deno.KvKey => [
 ];
 /** Counter numbering default bootstrap token names. */
 export const bootstrapCountKey = (): Deno.KvKey => ["bootstrap_count"];
+/** Retention record of a namespace: the oldest version kept (lib/store/retention.ts). */
+export const retentionKey = (t: string, ns: string): Deno.KvKey => [
+  "ns_retention",
+  t,
+  ns,
+];
+/** Mark of a blob found unreferenced by the retention task. */
+export const blobGcKey = (sha: string): Deno.KvKey => ["blob_gc", sha];
+/** Prefix of {@linkcode blobGcKey}. */
+export const blobGcPrefix = (): Deno.KvKey => ["blob_gc"];
+/** Prefix of every blob's metadata. */
+export const blobMetaPrefix = (): Deno.KvKey => ["blob_meta"];
+/** Prefix of every version record of every namespace. */
+export const allVersionsPrefix = (): Deno.KvKey => ["version"];
+/** Prefix of every namespace head. */
+export const allHeadsPrefix = (): Deno.KvKey => ["ns_head"];
+/** Lease that lets one process at a time run the retention task. */
+export const retentionLeaseKey = (): Deno.KvKey => ["retention_lease"];
+/** Fingerprint of the token HMAC key the store's digests were made with. */
+export const tokenKeyCheckKey = (): Deno.KvKey => ["token_key_check"];

@@ -29,7 +29,7 @@ export function assertSlug(what: string, value: unknown): string {
   if (typeof value !== "string" || !SLUG_PATTERN.test(value)) {
     throw new UsageError(
       `Cannot use ${JSON.stringify(value)} as ${what} slug: it must match ${SLUG_PATTERN.source}`,
-      { details: { field: what } },
+      { details: { field: "slug" } },
     );
   }
   return value;

@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { hmacHex } from "../../lib/auth/digest.ts";
-import { KEY_FILE_NAME, loadTokenKey } from "../../lib/auth/hmac_key.ts";
-import { UsageError } from "../../lib/errors.ts";
+import { KEY_FILE_NAME, loadTokenKey, openTokenKey } from "../../lib/auth/hmac_key.ts";
+import { CfgtoolError, UsageError } from "../../lib/errors.ts";
 
 Deno.test("loadTokenKey() creates a 32-byte key file with mode 0600 beside the KV data, then reuses it", async () => {
   const dir = await Deno.makeTempDir();
@@ -35,6 +35,51 @@ Deno.test("loadTokenKey() reads --token-key-file; :memory: without one gets an i
     await assertRejects(() => loadTokenKey({ kv: ":memory:", keyFile: file }), UsageError);
     assert(true);
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openTokenKey() refuses to replace a lost key file of a store that has digests", async () => {
+  const dir = await Deno.makeTempDir();
+  const spec = `${dir}/kv.sqlite3`;
+  const kv = await Deno.openKv(spec);
+  try {
+    const first = await openTokenKey(kv, { kv: spec });
+    assertEquals(first.created, true);
+    const again = await openTokenKey(kv, { kv: spec });
+    assertEquals(again.created, false);
+    await Deno.remove(`${dir}/token.key`);
+    const err = await assertRejects(() => openTokenKey(kv, { kv: spec }), CfgtoolError);
+    assertEquals(err.code, "token_key_missing");
+    let exists = true;
+    await Deno.stat(`${dir}/token.key`).catch(() => (exists = false));
+    assertEquals(exists, false, "no new key file was created");
+  } finally {
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openTokenKey() refuses a key that is not the one the store was used with", async () => {
+  const dir = await Deno.makeTempDir();
+  const spec = `${dir}/kv.sqlite3`;
+  const kv = await Deno.openKv(spec);
+  try {
+    await openTokenKey(kv, { kv: spec });
+    await Deno.writeFile(`${dir}/other.key`, crypto.getRandomValues(new Uint8Array(32)));
+    const err = await assertRejects(
+      () => openTokenKey(kv, { kv: spec, keyFile: `${dir}/other.key` }),
+      CfgtoolError,
+    );
+    assertEquals(err.code, "token_key_mismatch");
+    const missing = await assertRejects(
+      () => openTokenKey(kv, { kv: spec, keyFile: `${dir}/nope.key` }),
+      CfgtoolError,
+      "token key file",
+    );
+    assertEquals(missing.status, 400);
+  } finally {
+    kv.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -1,4 +1,5 @@
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
+import { runCli } from "./installation.ts";
 import { startServer } from "./server_process.ts";
 
 Deno.test("cfgtool serve answers /healthz and /readyz on loopback and stops on SIGTERM", async () => {
@@ -40,5 +41,38 @@ Deno.test("cfgtool serve on a KV file persists it across restarts of the process
     assert((await Deno.stat(kvPath)).isFile, "the KV file and its parent directory are created");
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cfgtool serve refuses to start when the token key file of a used store is lost", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const kvPath = `${dir}/kv.sqlite3`;
+    const boot = await runCli(["admin", "bootstrap", "--kv", kvPath]);
+    assertEquals(boot.code, 0, boot.stderr);
+    await Deno.remove(`${dir}/token.key`);
+    const serve = await runCli(["serve", "--port", "0", "--kv", kvPath]);
+    assertEquals(serve.code, 1);
+    assertStringIncludes(serve.stderr, "token key file");
+    assert(!serve.stderr.includes("    at "), "no stack trace");
+    const again = await runCli(["admin", "bootstrap", "--kv", kvPath]);
+    assertEquals(again.code, 1, "the admin CLI refuses too, instead of minting under a new key");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cfgtool admin refuses a :memory: store and serve reports a port in use", async () => {
+  const mem = await runCli(["admin", "bootstrap", "--kv", ":memory:"]);
+  assertEquals(mem.code, 2);
+  assertStringIncludes(mem.stderr, ":memory:");
+  const server = await startServer();
+  try {
+    const port = new URL(server.url).port;
+    const second = await runCli(["serve", "--port", port, "--kv", ":memory:"]);
+    assertEquals(second.code, 1);
+    assertStringIncludes(second.stderr, `Port ${port}`);
+  } finally {
+    await server.stop();
   }
 });
