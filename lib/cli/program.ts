@@ -40,6 +40,7 @@ export function buildProgram(): Command {
   registerFlagsCommands(program);
   registerRemoteCommands(program);
   overrideExits(program as unknown as Command);
+  tidyHelp(program as unknown as Command);
   return program as unknown as Command;
 }
 
@@ -48,5 +49,21 @@ function overrideExits(cmd: Command): void {
   for (const sub of cmd.commands) {
     sub.exitOverride();
     overrideExits(sub as unknown as Command);
+  }
+}
+
+/**
+ * Lets commander wrap descriptions to the terminal: single line breaks in a
+ * description become spaces (blank lines stay paragraph breaks), and the
+ * command lists show each command's first sentence only.
+ */
+function tidyHelp(cmd: Command): void {
+  for (const sub of cmd.commands) {
+    const text = sub.description().replace(/([^\n])\n(?!\n)/g, "$1 ");
+    sub.description(text);
+    if (!sub.summary()) {
+      sub.summary(/^.*?\.(?=\s|$)/s.exec(text)?.[0] ?? text);
+    }
+    tidyHelp(sub as unknown as Command);
   }
 }
