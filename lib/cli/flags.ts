@@ -1,11 +1,13 @@
 /**
  * `cfgtool flags …`: commands on flag manifest directories. `flags lint <dir>`
  * validates a namespace manifest on disk with the same validator as the
- * service's PUT and lint endpoints.
+ * service's PUT and lint endpoints; `flags eval <dir>` evaluates flags of it
+ * locally with the service's own engine (`lib/flags/evaluate.ts`).
  *
  * @module
  */
 import type { Command } from "commander";
+import type { EvaluationResult } from "../flags/evaluate.ts";
 
 /** The output of one `flags lint` run, for tests and callers that print elsewhere. */
 export interface LintOutput {
@@ -49,6 +51,122 @@ export async function lintFlagsDir(dir: string): Promise<LintOutput> {
       count(Object.keys(m.segments).length, "segment")
     }, ${count(Object.keys(m.namespace.environments).length, "environment")})`,
   };
+}
+
+/** What `flags eval` evaluates. */
+export interface EvalOptions {
+  /** The environment (declared in `namespace.toml`). */
+  env: string;
+  /** One flag key; exactly one of `flag` and `all`. */
+  flag?: string;
+  /** Every flag. */
+  all?: boolean;
+  /** `--context` arguments (`dotted.path=value`), parsed like `cfgtool resolve`'s. */
+  context?: readonly string[];
+}
+
+/** The output of one `flags eval` run. */
+export interface EvalOutput {
+  /** The results, in flag key order. */
+  results: EvaluationResult[];
+  /** One line per result: `<flag>: <JSON value> (<variation>, <reason>[, rule <i>])`. */
+  lines: string[];
+  /** The `--json` output: one result object (`--flag`) or flag key → result (`--all`). */
+  json: string;
+  /** Whether any result has reason `ERROR`. */
+  failed: boolean;
+}
+
+/**
+ * Evaluates flags of a manifest directory locally: reads and validates it
+ * (as `flags lint` does), compiles it (version 0) and evaluates one flag or
+ * every flag in an environment for the context given as `--context`
+ * arguments. An unknown flag is an `ERROR` result (`FLAG_NOT_FOUND`), not an
+ * exception.
+ *
+ * @param dir the manifest directory
+ * @param opts environment, flag or all, context arguments
+ * @returns the results and their text and JSON forms
+ * @throws {ProblemsError} when the manifest is invalid
+ * @throws {UsageError} on a bad directory, environment, context argument or flag choice
+ *
+ * @example
+ * ```ts
+ * import { evalFlagsDir } from "./flags.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/flags`);
+ * await Deno.writeTextFile(`${dir}/namespace.toml`, "schema_version = 1\n[namespace.environments.production]\n");
+ * await Deno.writeTextFile(
+ *   `${dir}/flags/dark-mode.toml`,
+ *   'schema_version = 1\ntype = "boolean"\ndefault = "off"\n[variations]\non = true\noff = false\n',
+ * );
+ * const out = await evalFlagsDir(dir, { env: "production", flag: "dark-mode", context: ["user.id=7"] });
+ * await Deno.remove(dir, { recursive: true });
+ * if (out.lines[0] !== "dark-mode: false (off, DEFAULT)") throw new Error(out.lines[0]);
+ * ```
+ */
+export async function evalFlagsDir(dir: string, opts: EvalOptions): Promise<EvalOutput> {
+  const [{ readManifestDir }, { parseManifest }, evaluate, { parseContextArgs }, { UsageError }] =
+    await Promise.all([
+      import("../flags/files.ts"),
+      import("../flags/validate.ts"),
+      import("../flags/evaluate.ts"),
+      import("../workspace/context_args.ts"),
+      import("../errors.ts"),
+    ]);
+  if ((opts.flag === undefined) === (opts.all !== true)) {
+    throw new UsageError("give exactly one of --flag <key> and --all");
+  }
+  const context = parseContextArgs(opts.context ?? []);
+  const manifest = parseManifest(await readManifestDir(dir));
+  const model = evaluate.compileManifest(manifest, 0);
+  if (!model.environments.includes(opts.env)) {
+    throw new UsageError(
+      `unknown environment "${opts.env}" (namespace.toml declares ${
+        model.environments.length > 0 ? model.environments.join(", ") : "none"
+      })`,
+    );
+  }
+  let results: EvaluationResult[];
+  let json: string;
+  if (opts.flag !== undefined) {
+    const r = evaluate.evaluateFlag(model, opts.env, opts.flag, context);
+    results = [r];
+    json = JSON.stringify(r);
+  } else {
+    const all = evaluate.evaluateAll(model, opts.env, context);
+    results = model.flagKeys.map((k) => all[k]!);
+    json = JSON.stringify(all);
+  }
+  return {
+    results,
+    lines: results.map(formatResult),
+    json,
+    failed: results.some((r) => r.reason === "ERROR"),
+  };
+}
+
+/**
+ * Formats one result as `flags eval` prints it:
+ * `<flag>: <JSON value> (<variation>, <reason>[, rule <i>])`, or for an
+ * error `<flag>: null (ERROR, <error_code>: <error_message>)`.
+ *
+ * @param r an evaluation result
+ * @returns one line
+ *
+ * @example
+ * ```ts
+ * import { formatResult } from "./flags.ts";
+ * const line = formatResult({
+ *   flag: "theme", value: "dark", variation: "dark", reason: "TARGETING_MATCH", rule_index: 0, version: 0,
+ * });
+ * if (line !== 'theme: "dark" (dark, TARGETING_MATCH, rule 0)') throw new Error(line);
+ * ```
+ */
+export function formatResult(r: EvaluationResult): string {
+  if (r.reason === "ERROR") return `${r.flag}: null (ERROR, ${r.error_code}: ${r.error_message})`;
+  const rule = r.rule_index === undefined ? "" : `, rule ${r.rule_index}`;
+  return `${r.flag}: ${JSON.stringify(r.value)} (${r.variation}, ${r.reason}${rule})`;
 }
 
 /**
@@ -99,5 +217,59 @@ export function registerFlagsCommands(program: Command): void {
     .action(async (dir: string) => {
       const { summary } = await lintFlagsDir(dir);
       console.log(summary);
+    });
+
+  flags
+    .command("eval")
+    .summary("Evaluate flags of a manifest directory locally for a context")
+    .description(
+      "Evaluate one flag (--flag) or every flag (--all) of a manifest directory in an\n" +
+        "environment, for the context given as --context arguments, with the service's own\n" +
+        "engine: rules in order, segments, rollouts (murmur3 bucketing), environment\n" +
+        "overrides. The manifest is validated first, as by `flags lint`. See docs/flags.md.",
+    )
+    .argument("<dir>", "manifest directory")
+    .requiredOption("--env <env>", "environment declared in namespace.toml")
+    .option("--flag <key>", "the flag to evaluate")
+    .option("--all", "evaluate every flag, in key order")
+    .option(
+      "--context <path=value>",
+      "one context fact, repeatable; dotted paths build nested objects.\n" +
+        "Values: true/false are booleans, integers and decimals are numbers, null is null,\n" +
+        '"quoted" is the string inside the quotes, anything else is a string',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option("--json", "print the result object (--flag) or flag key -> result (--all) as JSON")
+    .addHelpText(
+      "after",
+      "\nOutput, one line per flag:\n" +
+        "  <flag>: <JSON value> (<variation>, <reason>[, rule <i>])\n" +
+        "  <flag>: null (ERROR, <error code>: <message>)      (unknown flag)\n" +
+        "Reasons: TARGETING_MATCH, SPLIT (rollout), DEFAULT, DISABLED, ERROR.\n\n" +
+        "Exit status:\n" +
+        "  0  evaluated\n" +
+        "  1  the manifest has problems, or a result is an ERROR (unknown flag)\n" +
+        "  2  usage error (no such directory, unknown environment, bad --context, neither or\n" +
+        "     both of --flag and --all)\n\n" +
+        "Examples:\n" +
+        "  cfgtool flags eval examples/flags --env production --flag new-checkout \\\n" +
+        "    --context user.email=ann@example.com\n" +
+        "  cfgtool flags eval examples/flags --env staging --all --json --context targeting_key=u1\n",
+    )
+    .action(async (dir: string, opts) => {
+      const out = await evalFlagsDir(dir, {
+        env: opts.env,
+        ...(opts.flag === undefined ? {} : { flag: opts.flag }),
+        ...(opts.all === true ? { all: true } : {}),
+        context: opts.context,
+      });
+      if (opts.json === true) console.log(out.json);
+      else for (const line of out.lines) console.log(line);
+      const failed = out.results.find((r) => r.reason === "ERROR");
+      if (failed !== undefined) {
+        const { NotFoundError } = await import("../errors.ts");
+        throw new NotFoundError("flag_not_found", failed.error_message ?? "evaluation failed");
+      }
     });
 }

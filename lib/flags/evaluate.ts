@@ -1,0 +1,514 @@
+/**
+ * The flag evaluation engine (DESIGN §4). {@linkcode compileManifest} turns a
+ * validated manifest into an evaluation model once: segments become matchers
+ * of the shared predicate engine (`lib/conditions.ts`) with their
+ * `segment.<name>` references resolved, rollouts become cumulative weight
+ * tables, and every result that does not depend on the context is built in
+ * advance. {@linkcode evaluateFlag} and {@linkcode evaluateAll} then walk the
+ * rules of the flag for the environment: the first matching rule wins
+ * (`TARGETING_MATCH` for a variation rule, `SPLIT` for a rollout), else the
+ * default is served (`DEFAULT`); a flag disabled in the environment serves
+ * its default with `DISABLED`.
+ *
+ * Results are shared, frozen objects (the variation values inside them too):
+ * a successful evaluation allocates nothing. Copy a result before changing
+ * it. Only error results (unknown flag or environment, a context that is not
+ * an object) are fresh objects.
+ *
+ * Evaluation is synchronous and one model may serve any number of callers.
+ *
+ * @module
+ */
+import { compileAll, type Context, lookup, type Matcher, refName } from "../conditions.ts";
+import { bucketValueOf, murmur3Begin, murmur3Finish, type Murmur3State } from "./bucket.ts";
+import {
+  type Flag,
+  type FlagType,
+  type Manifest,
+  ROLLOUT_TOTAL,
+  type Rule,
+  type VariationValue,
+} from "./model.ts";
+
+export type { Context } from "../conditions.ts";
+
+/** Why a value was served (OpenFeature resolution reasons). */
+export type Reason = "TARGETING_MATCH" | "SPLIT" | "DEFAULT" | "DISABLED" | "ERROR";
+
+/** What went wrong when the reason is `ERROR` (OpenFeature error codes). */
+export type EvaluationErrorCode = "FLAG_NOT_FOUND" | "TYPE_MISMATCH" | "PARSE_ERROR" | "GENERAL";
+
+/** The outcome of evaluating one flag for one context. */
+export interface EvaluationResult {
+  /** The flag key. */
+  flag: string;
+  /** The variation's value; null when the reason is `ERROR`. */
+  value: VariationValue | null;
+  /** The variation's name; null when the reason is `ERROR`. */
+  variation: string | null;
+  /** Why this value was served. */
+  reason: Reason;
+  /** Index of the matching rule (from 0), for `TARGETING_MATCH` and `SPLIT`. */
+  rule_index?: number;
+  /** Set when the reason is `ERROR`. */
+  error_code?: EvaluationErrorCode;
+  /** A human-readable explanation, with `error_code`. */
+  error_message?: string;
+  /** The namespace manifest version the model was compiled from. */
+  version: number;
+}
+
+/** A compiled namespace manifest, ready for evaluation. */
+export interface CompiledModel {
+  /** The namespace manifest version (copied into every result). */
+  readonly version: number;
+  /** The declared environments, in `namespace.toml` order. */
+  readonly environments: readonly string[];
+  /** Every flag key, sorted (byte order). */
+  readonly flagKeys: readonly string[];
+}
+
+const NO_SEGMENT = -1;
+const NO_PREFIX: Murmur3State = Object.freeze({ h: 0, k: 0, shift: 0, len: 0 });
+
+/** One compiled rule. Every rule has every field so that the rule loop stays monomorphic. */
+class CompiledRule {
+  constructor(
+    /** Segment index, or NO_SEGMENT when the rule matches every context. */
+    readonly segment: number,
+    /** The result of a variation rule; null for a rollout. */
+    readonly hit: EvaluationResult | null,
+    /** Rollout: the context path bucketed. */
+    readonly bucketBy: string,
+    /** Rollout: the murmur3 state after `<flag key>/`, the first part of the hashed string. */
+    readonly prefix: Murmur3State,
+    /** Rollout: cumulative upper bounds (exclusive) of the entries' buckets. */
+    readonly bounds: Int32Array,
+    /** Rollout: the result of each entry. */
+    readonly splits: readonly EvaluationResult[],
+  ) {}
+}
+
+/** A flag as evaluated in one environment. */
+class Plan {
+  constructor(
+    readonly rules: readonly CompiledRule[],
+    /** The result when no rule matches (reason DEFAULT or, when disabled, DISABLED). */
+    readonly fallback: EvaluationResult,
+    readonly disabled: boolean,
+  ) {}
+}
+
+class Model implements CompiledModel {
+  readonly version: number;
+  readonly environments: readonly string[];
+  readonly flagKeys: readonly string[];
+  readonly envIndex: Map<string, number>;
+  /** Flag key → plan per environment index. */
+  readonly plans: Map<string, readonly Plan[]>;
+  readonly types: Map<string, FlagType>;
+  /** Segment matchers by index; `ref` resolves `segment.<name>` through the memo. */
+  readonly segments: Matcher[] = [];
+  readonly segmentIndex: Map<string, number> = new Map();
+  /** Per-evaluation memo of segment outcomes: valid when stamp === epoch. */
+  stamps: Uint32Array = new Uint32Array(0);
+  values: Uint8Array = new Uint8Array(0);
+  epoch = 1;
+  /** The context of the evaluation in progress (read by `ref`). */
+  ctx: Context = {};
+  readonly ref: (name: string) => boolean;
+
+  constructor(version: number, environments: string[], flagKeys: string[]) {
+    this.version = version;
+    this.environments = Object.freeze(environments);
+    this.flagKeys = Object.freeze(flagKeys);
+    this.envIndex = new Map(environments.map((e, i) => [e, i]));
+    this.plans = new Map();
+    this.types = new Map();
+    this.ref = (name) => this.segment(this.segmentIndex.get(name)!);
+  }
+
+  /** Whether the current context matches segment `i`, memoized for this evaluation. */
+  segment(i: number): boolean {
+    if (this.stamps[i] === this.epoch) return this.values[i] === 1;
+    const hit = this.segments[i]!(this.ctx, this.ref);
+    this.stamps[i] = this.epoch;
+    this.values[i] = hit ? 1 : 0;
+    return hit;
+  }
+
+  /**
+   * Starts an evaluation of `ctx` and returns the context of an enclosing
+   * evaluation (a context getter may evaluate re-entrantly). The memo is
+   * fresh: every evaluation ends by moving to a new epoch, and the first
+   * epoch is 1 while stamps start at 0.
+   */
+  begin(ctx: Context): Context {
+    const prev = this.ctx;
+    this.ctx = ctx;
+    return prev;
+  }
+
+  /** Ends an evaluation: invalidates its memo entries and restores `prev`. */
+  end(prev: Context): void {
+    this.ctx = prev;
+    if (++this.epoch === 0x1_0000_0000) {
+      this.epoch = 1;
+      this.stamps.fill(0);
+    }
+  }
+
+  run(plan: Plan, ctx: Context): EvaluationResult {
+    if (plan.disabled) return plan.fallback;
+    const rules = plan.rules;
+    for (let i = 0; i < rules.length; i++) {
+      const r = rules[i]!;
+      if (r.segment !== NO_SEGMENT && !this.segment(r.segment)) continue;
+      if (r.hit !== null) return r.hit;
+      const v = bucketValueOf(lookup(ctx, r.bucketBy));
+      if (v === undefined) continue;
+      const bucket = murmur3Finish(r.prefix, v) % ROLLOUT_TOTAL;
+      const bounds = r.bounds;
+      let j = 0;
+      while (j < bounds.length - 1 && bucket >= bounds[j]!) j++;
+      return r.splits[j]!;
+    }
+    return plan.fallback;
+  }
+}
+
+/**
+ * Compiles a validated manifest into an evaluation model: segment
+ * predicates through the shared predicate engine with their references
+ * resolved, regexes and semver values prepared, rollouts as cumulative
+ * tables, and a frozen result for every (flag, environment, rule,
+ * variation). The manifest is not changed and not kept: variation values
+ * are deep-copied and frozen.
+ *
+ * @param manifest a manifest from `validateManifest`/`parseManifest`
+ * @param version the namespace manifest version, copied into every result
+ * @returns the model
+ * @throws {TypeError} when the manifest is inconsistent (a name that does not
+ *   exist, a segment reference cycle): only a hand-built manifest can be
+ *
+ * @example
+ * ```ts
+ * import { compileManifest, evaluateFlag } from "./evaluate.ts";
+ * import { parseManifest } from "./validate.ts";
+ * const enc = new TextEncoder();
+ * const manifest = parseManifest(new Map([
+ *   ["namespace.toml", enc.encode("schema_version = 1\n[namespace.environments.production]\n")],
+ *   ["flags/dark-mode.toml", enc.encode(
+ *     'schema_version = 1\ntype = "boolean"\ndefault = "off"\n[variations]\non = true\noff = false\n',
+ *   )],
+ * ]));
+ * const model = compileManifest(manifest, 7);
+ * const r = evaluateFlag(model, "production", "dark-mode", { targeting_key: "u1" });
+ * if (r.value !== false || r.reason !== "DEFAULT" || r.version !== 7) throw new Error();
+ * ```
+ */
+export function compileManifest(manifest: Manifest, version: number): CompiledModel {
+  const envs = Object.keys(manifest.namespace.environments);
+  const flagKeys = Object.keys(manifest.flags).sort(byteOrder);
+  const model = new Model(version, envs, flagKeys);
+  compileSegments(model, manifest);
+  for (const key of flagKeys) {
+    const flag = manifest.flags[key]!;
+    const values = new Map<string, VariationValue>();
+    for (const [name, value] of Object.entries(flag.variations)) {
+      values.set(name, deepFreeze(structuredClone(value)));
+    }
+    const plans = envs.map((env) => compilePlan(model, flag, key, values, env));
+    model.plans.set(key, Object.freeze(plans));
+    model.types.set(key, flag.type);
+  }
+  return model;
+}
+
+function compileSegments(model: Model, manifest: Manifest): void {
+  const keys = Object.keys(manifest.segments).sort(byteOrder);
+  keys.forEach((k, i) => model.segmentIndex.set(k, i));
+  // Check references (existence, no cycle) so that evaluation can never recurse forever.
+  const state = new Map<string, 1 | 2>(); // 1: visiting, 2: done
+  const visit = (k: string, path: string[]): void => {
+    const s = state.get(k);
+    if (s === 2) return;
+    if (s === 1) {
+      throw new TypeError(
+        `Cannot compile manifest: segment reference cycle ${[...path, k].join(" -> ")}`,
+      );
+    }
+    state.set(k, 1);
+    for (const p of manifest.segments[k]!.predicates) {
+      const ref = refName(p.attribute, "segment");
+      if (ref === undefined) continue;
+      if (!model.segmentIndex.has(ref)) {
+        throw new TypeError(
+          `Cannot compile manifest: segment "${k}" refers to unknown segment "${ref}"`,
+        );
+      }
+      visit(ref, [...path, k]);
+    }
+    state.set(k, 2);
+  };
+  for (const k of keys) visit(k, []);
+  for (const k of keys) {
+    const seg = manifest.segments[k]!;
+    model.segments.push(compileAll(seg.predicates, seg.match, "segment"));
+  }
+  model.stamps = new Uint32Array(keys.length);
+  model.values = new Uint8Array(keys.length);
+}
+
+function compilePlan(
+  model: Model,
+  flag: Flag,
+  key: string,
+  values: ReadonlyMap<string, VariationValue>,
+  env: string,
+): Plan {
+  const override = Object.hasOwn(flag.environments, env) ? flag.environments[env] : undefined;
+  const disabled = override !== undefined && !override.enabled;
+  const defaultName = override?.default ?? flag.default;
+  const rules = override?.rules ?? flag.rules;
+  const result = (variation: string, reason: Reason, ruleIndex?: number): EvaluationResult => {
+    if (!values.has(variation)) {
+      throw new TypeError(
+        `Cannot compile manifest: flag "${key}" names unknown variation "${variation}"`,
+      );
+    }
+    const value = values.get(variation)!;
+    const version = model.version;
+    // Built in interface order, so that JSON output reads flag, value, …, version.
+    return Object.freeze(
+      ruleIndex === undefined
+        ? { flag: key, value, variation, reason, version }
+        : { flag: key, value, variation, reason, rule_index: ruleIndex, version },
+    );
+  };
+  const fallback = result(defaultName, disabled ? "DISABLED" : "DEFAULT");
+  const compiled = disabled ? [] : rules.map((rule, i) => compileRule(model, key, rule, i, result));
+  return new Plan(Object.freeze(compiled), fallback, disabled);
+}
+
+function compileRule(
+  model: Model,
+  key: string,
+  rule: Rule,
+  index: number,
+  result: (variation: string, reason: Reason, ruleIndex?: number) => EvaluationResult,
+): CompiledRule {
+  let segment = NO_SEGMENT;
+  if (rule.segment !== undefined) {
+    const i = model.segmentIndex.get(rule.segment);
+    if (i === undefined) {
+      throw new TypeError(
+        `Cannot compile manifest: flag "${key}" rule ${index} names unknown segment "${rule.segment}"`,
+      );
+    }
+    segment = i;
+  }
+  if (rule.rollout === undefined) {
+    return new CompiledRule(
+      segment,
+      result(rule.variation, "TARGETING_MATCH", index),
+      "",
+      NO_PREFIX,
+      new Int32Array(0),
+      [],
+    );
+  }
+  const bounds = new Int32Array(rule.rollout.length);
+  const splits: EvaluationResult[] = [];
+  let sum = 0;
+  rule.rollout.forEach((entry, j) => {
+    sum += entry.weight;
+    bounds[j] = sum;
+    splits.push(result(entry.variation, "SPLIT", index));
+  });
+  if (sum !== ROLLOUT_TOTAL) {
+    throw new TypeError(
+      `Cannot compile manifest: flag "${key}" rule ${index} weights sum to ${sum}, not ${ROLLOUT_TOTAL}`,
+    );
+  }
+  return new CompiledRule(
+    segment,
+    null,
+    rule.bucket_by,
+    Object.freeze(murmur3Begin(key + "/")),
+    bounds,
+    Object.freeze(splits),
+  );
+}
+
+/**
+ * Evaluates one flag for a context in an environment. The rules of the
+ * environment (its override's rules when it has them, else the flag's) are
+ * tried in order and the first match wins; a rollout rule whose context has
+ * no bucket value is skipped. An unknown environment gives reason `ERROR`
+ * with `error_code` `GENERAL`; an unknown flag, `FLAG_NOT_FOUND`; a context
+ * that is not an object, `PARSE_ERROR`. Successful results are shared and
+ * frozen.
+ *
+ * @param model a model from {@linkcode compileManifest}
+ * @param environment an environment declared in `namespace.toml`
+ * @param flagKey the flag key
+ * @param context the evaluation context (a JSON object)
+ * @returns the result
+ *
+ * @example
+ * ```ts
+ * import { compileManifest, evaluateFlag } from "./evaluate.ts";
+ * import { parseManifest } from "./validate.ts";
+ * const enc = new TextEncoder();
+ * const manifest = parseManifest(new Map([
+ *   ["namespace.toml", enc.encode("schema_version = 1\n[namespace.environments.production]\n")],
+ *   ["segments/staff.toml", enc.encode(
+ *     'schema_version = 1\n[[predicate]]\nattribute = "user.email"\nop = "ends_with"\nvalue = "@example.com"\n',
+ *   )],
+ *   ["flags/theme.toml", enc.encode(
+ *     'schema_version = 1\ntype = "string"\ndefault = "light"\n[variations]\nlight = "light"\ndark = "dark"\n' +
+ *       '[[rule]]\nsegment = "staff"\nvariation = "dark"\n',
+ *   )],
+ * ]));
+ * const model = compileManifest(manifest, 1);
+ * const r = evaluateFlag(model, "production", "theme", { user: { email: "a@example.com" } });
+ * if (r.value !== "dark" || r.reason !== "TARGETING_MATCH" || r.rule_index !== 0) throw new Error();
+ * if (evaluateFlag(model, "production", "nope", {}).error_code !== "FLAG_NOT_FOUND") throw new Error();
+ * ```
+ */
+export function evaluateFlag(
+  model: CompiledModel,
+  environment: string,
+  flagKey: string,
+  context: Context,
+): EvaluationResult {
+  const m = model as Model;
+  const env = m.envIndex.get(environment);
+  if (env === undefined) return unknownEnvironment(m, flagKey, environment);
+  const plans = m.plans.get(flagKey);
+  if (plans === undefined) {
+    return errorResult(m, flagKey, "FLAG_NOT_FOUND", `flag "${flagKey}" does not exist`);
+  }
+  if (!isContext(context)) return badContext(m, flagKey);
+  const prev = m.begin(context);
+  try {
+    return m.run(plans[env]!, context);
+  } finally {
+    m.end(prev);
+  }
+}
+
+/**
+ * Evaluates every flag for a context in an environment, sharing segment
+ * outcomes between flags. Keys follow {@linkcode CompiledModel.flagKeys}
+ * (sorted), except that JavaScript lists integer-like keys (`"42"`) first.
+ * An unknown environment, or a context that is not an object, gives every
+ * flag an `ERROR` result.
+ *
+ * @param model a model from {@linkcode compileManifest}
+ * @param environment an environment declared in `namespace.toml`
+ * @param context the evaluation context
+ * @returns flag key → result (a fresh record of shared results)
+ *
+ * @example
+ * ```ts
+ * import { compileManifest, evaluateAll } from "./evaluate.ts";
+ * import { parseManifest } from "./validate.ts";
+ * const enc = new TextEncoder();
+ * const manifest = parseManifest(new Map([
+ *   ["namespace.toml", enc.encode("schema_version = 1\n[namespace.environments.production]\n")],
+ *   ["flags/limit.toml", enc.encode(
+ *     'schema_version = 1\ntype = "number"\ndefault = "low"\n[variations]\nlow = 10\nhigh = 99\n',
+ *   )],
+ * ]));
+ * const all = evaluateAll(compileManifest(manifest, 3), "production", {});
+ * if (all.limit?.value !== 10 || Object.keys(all).length !== 1) throw new Error();
+ * ```
+ */
+export function evaluateAll(
+  model: CompiledModel,
+  environment: string,
+  context: Context,
+): Record<string, EvaluationResult> {
+  const m = model as Model;
+  const out: Record<string, EvaluationResult> = {};
+  const keys = m.flagKeys;
+  const env = m.envIndex.get(environment);
+  if (env === undefined || !isContext(context)) {
+    for (const k of keys) {
+      out[k] = env === undefined ? unknownEnvironment(m, k, environment) : badContext(m, k);
+    }
+    return out;
+  }
+  const prev = m.begin(context);
+  try {
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      out[k] = m.run(m.plans.get(k)![env]!, context);
+    }
+  } finally {
+    m.end(prev);
+  }
+  return out;
+}
+
+/**
+ * The declared type of a flag, for callers that check a typed request
+ * (OpenFeature's `TYPE_MISMATCH`).
+ *
+ * @param model a model from {@linkcode compileManifest}
+ * @param flagKey the flag key
+ * @returns `boolean`, `string`, `number` or `object`; undefined for an unknown flag
+ *
+ * @example
+ * ```ts
+ * import { compileManifest, flagType } from "./evaluate.ts";
+ * import { emptyManifest } from "./model.ts";
+ * if (flagType(compileManifest(emptyManifest(), 0), "x") !== undefined) throw new Error();
+ * ```
+ */
+export function flagType(model: CompiledModel, flagKey: string): FlagType | undefined {
+  return (model as Model).types.get(flagKey);
+}
+
+function isContext(ctx: unknown): ctx is Context {
+  return ctx !== null && typeof ctx === "object" && !Array.isArray(ctx);
+}
+
+function errorResult(
+  m: Model,
+  flag: string,
+  code: EvaluationErrorCode,
+  message: string,
+): EvaluationResult {
+  return {
+    flag,
+    value: null,
+    variation: null,
+    reason: "ERROR",
+    error_code: code,
+    error_message: message,
+    version: m.version,
+  };
+}
+
+function unknownEnvironment(m: Model, flag: string, env: string): EvaluationResult {
+  return errorResult(m, flag, "GENERAL", `environment "${env}" is not declared in namespace.toml`);
+}
+
+function badContext(m: Model, flag: string): EvaluationResult {
+  return errorResult(m, flag, "PARSE_ERROR", "the evaluation context must be a JSON object");
+}
+
+function byteOrder(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === "object") {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}

@@ -1,0 +1,183 @@
+import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
+
+const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+const EXAMPLE = new URL("../../examples/flags", import.meta.url).pathname;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cfgtool(...args: string[]): Promise<Run> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const dec = new TextDecoder();
+  const run = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  assert(!/^\s+at /m.test(run.stdout + run.stderr), `stack trace printed:\n${run.stderr}`);
+  return run;
+}
+
+Deno.test("flags eval prints one flag with value, variation, reason and rule", async () => {
+  const r = await cfgtool(
+    "flags",
+    "eval",
+    EXAMPLE,
+    "--env",
+    "production",
+    "--flag",
+    "new-checkout",
+    "--context",
+    "user.email=ann@example.com",
+  );
+  assertEquals([r.code, r.stdout, r.stderr], [
+    0,
+    "new-checkout: true (on, TARGETING_MATCH, rule 0)\n",
+    "",
+  ]);
+});
+
+Deno.test("flags eval --all prints every flag in key order", async () => {
+  const r = await cfgtool(
+    "flags",
+    "eval",
+    EXAMPLE,
+    "--env",
+    "staging",
+    "--all",
+    "--context",
+    "account.plan=pro",
+    "--context",
+    "user_agent=Trident/7.0",
+  );
+  assertEquals(r.code, 0, r.stderr);
+  assertEquals(r.stdout.trimEnd().split("\n"), [
+    'checkout-theme: "classic" (classic, DEFAULT)',
+    "max-cart-items: 50 (standard, DISABLED)",
+    "new-checkout: false (off, TARGETING_MATCH, rule 0)",
+    'payment-banner: {"show":false} (none, DEFAULT)',
+    'search-ranking: "bm25" (bm25, DEFAULT)',
+  ]);
+});
+
+Deno.test("flags eval reports a SPLIT with the rule index and is sticky", async () => {
+  const args = ["flags", "eval", EXAMPLE, "--env", "production", "--flag", "search-ranking"];
+  const a = await cfgtool(...args, "--context", "account.id=acct-42");
+  const b = await cfgtool(...args, "--context", "account.id=acct-42", "--context", "x=1");
+  assertEquals(a.code, 0, a.stderr);
+  assert(
+    /^search-ranking: "(bm25|hybrid|semantic)" \((bm25|hybrid|semantic), SPLIT, rule 0\)\n$/.test(
+      a.stdout,
+    ),
+    a.stdout,
+  );
+  assertEquals(a.stdout, b.stdout);
+});
+
+Deno.test("flags eval --json prints the result object, --all the record", async () => {
+  const one = await cfgtool(
+    "flags",
+    "eval",
+    EXAMPLE,
+    "--env",
+    "production",
+    "--flag",
+    "max-cart-items",
+    "--json",
+    "--context",
+    "account.plan=enterprise",
+  );
+  assertEquals(one.code, 0, one.stderr);
+  assertEquals(JSON.parse(one.stdout), {
+    flag: "max-cart-items",
+    value: 200,
+    variation: "large",
+    reason: "TARGETING_MATCH",
+    rule_index: 0,
+    version: 0,
+  });
+  const all = await cfgtool("flags", "eval", EXAMPLE, "--env", "production", "--all", "--json");
+  assertEquals(all.code, 0, all.stderr);
+  const parsed = JSON.parse(all.stdout);
+  assertEquals(Object.keys(parsed), [
+    "checkout-theme",
+    "max-cart-items",
+    "new-checkout",
+    "payment-banner",
+    "search-ranking",
+  ]);
+  assertEquals(parsed["payment-banner"].value, { show: false });
+});
+
+Deno.test("flags eval parses --context literals like resolve", async () => {
+  // "true" quoted is a string, so the boolean beta_opt_in predicate does not hold.
+  const args = ["flags", "eval", EXAMPLE, "--env", "production", "--flag", "new-checkout"];
+  const boolean = await cfgtool(...args, "--context", "user.beta_opt_in=true");
+  assertEquals(boolean.stdout, "new-checkout: true (on, TARGETING_MATCH, rule 0)\n");
+  const quoted = await cfgtool(...args, "--context", 'user.beta_opt_in="true"');
+  assertEquals(quoted.stdout, "new-checkout: false (off, DEFAULT)\n");
+  const bad = await cfgtool(...args, "--context", "novalue");
+  assertEquals(bad.code, 2);
+  assertStringIncludes(bad.stderr, "must be <dotted.path>=<value>");
+});
+
+Deno.test("flags eval exits 1 for an unknown flag and 2 for usage errors", async () => {
+  const nf = await cfgtool("flags", "eval", EXAMPLE, "--env", "production", "--flag", "nope");
+  assertEquals(nf.code, 1);
+  assertEquals(nf.stdout, 'nope: null (ERROR, FLAG_NOT_FOUND: flag "nope" does not exist)\n');
+  assertStringIncludes(nf.stderr, 'flag "nope" does not exist');
+
+  const env = await cfgtool("flags", "eval", EXAMPLE, "--env", "prod", "--all");
+  assertEquals(env.code, 2);
+  assertStringIncludes(
+    env.stderr,
+    'unknown environment "prod" (namespace.toml declares production, staging)',
+  );
+
+  const neither = await cfgtool("flags", "eval", EXAMPLE, "--env", "production");
+  assertEquals(neither.code, 2);
+  assertStringIncludes(neither.stderr, "exactly one of --flag <key> and --all");
+  const both = await cfgtool(
+    "flags",
+    "eval",
+    EXAMPLE,
+    "--env",
+    "production",
+    "--all",
+    "--flag",
+    "x",
+  );
+  assertEquals(both.code, 2);
+
+  const noEnv = await cfgtool("flags", "eval", EXAMPLE, "--all");
+  assertEquals(noEnv.code, 2);
+  assertStringIncludes(noEnv.stderr, "--env");
+
+  const noDir = await cfgtool("flags", "eval", "/nonexistent-cfgtool-dir", "--env", "p", "--all");
+  assertEquals(noDir.code, 2);
+});
+
+Deno.test("flags eval refuses an invalid manifest with its problems", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cfgtool_flags_eval_" });
+  try {
+    await Deno.mkdir(`${dir}/flags`);
+    await Deno.writeTextFile(
+      `${dir}/namespace.toml`,
+      "schema_version = 1\n[namespace.environments.p]\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/flags/a.toml`,
+      'schema_version = 1\ntype = "boolean"\ndefault = "of"\n[variations]\non = true\n',
+    );
+    const r = await cfgtool("flags", "eval", dir, "--env", "p", "--all");
+    assertEquals(r.code, 1);
+    assertStringIncludes(r.stderr, 'flags/a.toml: default: unknown variation "of"');
+    assertEquals(r.stdout, "");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

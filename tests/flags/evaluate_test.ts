@@ -1,0 +1,555 @@
+import fc from "fast-check";
+import { assert, assertEquals, assertThrows } from "../assert.ts";
+import { bucketOf } from "../../lib/flags/bucket.ts";
+import {
+  type CompiledModel,
+  compileManifest,
+  evaluateAll,
+  evaluateFlag,
+  type EvaluationResult,
+  flagType,
+} from "../../lib/flags/evaluate.ts";
+import { readManifestDir } from "../../lib/flags/files.ts";
+import type { Manifest } from "../../lib/flags/model.ts";
+import { parseManifest } from "../../lib/flags/validate.ts";
+
+const enc = new TextEncoder();
+
+const NS = `schema_version = 1
+[namespace.environments.production]
+[namespace.environments.staging]
+`;
+
+function seg(match: "all" | "any", ...preds: [string, string, string][]): string {
+  return `schema_version = 1\nmatch = "${match}"\n` +
+    preds.map(([a, op, v]) => `[[predicate]]\nattribute = "${a}"\nop = "${op}"\nvalue = ${v}\n`)
+      .join("");
+}
+
+function compile(files: Record<string, string>, version = 1): CompiledModel {
+  const map = new Map<string, Uint8Array>([["namespace.toml", enc.encode(NS)]]);
+  for (const [k, v] of Object.entries(files)) map.set(k, enc.encode(v));
+  return compileManifest(parseManifest(map), version);
+}
+
+const BOOL = `schema_version = 1
+type = "boolean"
+default = "off"
+[variations]
+on = true
+off = false
+`;
+
+const SEGMENTS = {
+  "segments/staff.toml": seg("any", ["user.email", "ends_with", '"@example.com"'], [
+    "user.role",
+    "in",
+    '["employee", "contractor"]',
+  ]),
+  "segments/beta.toml": seg("any", ["user.beta", "eq", "true"], ["segment.staff", "eq", "true"]),
+  "segments/paying.toml": seg("all", ["account.plan", "in", '["pro", "enterprise"]']),
+  "segments/eu.toml": seg("all", ["account.country", "in", '["DE", "FR"]'], [
+    "segment.paying",
+    "eq",
+    "true",
+  ]),
+  "segments/eu-or-beta.toml": seg("any", ["segment.eu", "eq", "true"], [
+    "segment.beta",
+    "eq",
+    "true",
+  ]),
+  "segments/not-staff.toml": seg("all", ["segment.staff", "eq", "false"]),
+  "segments/legacy.toml": seg("all", ["user_agent", "matches", '"MSIE |Trident/"']),
+  "segments/mobile.toml": seg("all", ["app.platform", "in", '["ios", "android"]'], [
+    "app.version",
+    "semver_gt",
+    '"4.2.0"',
+  ]),
+  "segments/has-email.toml": seg("all", ["user.email", "exists", "true"]),
+  "segments/minor.toml": seg("all", ["user.age", "lt", "18"]),
+};
+
+function vr(r: EvaluationResult): [unknown, string | null, string, number | undefined] {
+  return [r.value, r.variation, r.reason, r.rule_index];
+}
+
+Deno.test("evaluateFlag() gives DEFAULT, TARGETING_MATCH and SPLIT with rule_index", () => {
+  const m = compile({
+    ...SEGMENTS,
+    "flags/f.toml": BOOL + `[[rule]]\nsegment = "beta"\nvariation = "on"\n` +
+      `[[rule]]\nsegment = "eu"\nrollout = [{variation = "on", weight = 100}]\n`,
+  }, 42);
+  const d = evaluateFlag(m, "production", "f", { user: { id: "u" } });
+  assertEquals(d, { flag: "f", value: false, variation: "off", reason: "DEFAULT", version: 42 });
+  const t = evaluateFlag(m, "production", "f", { user: { beta: true } });
+  assertEquals(t, {
+    flag: "f",
+    value: true,
+    variation: "on",
+    reason: "TARGETING_MATCH",
+    rule_index: 0,
+    version: 42,
+  });
+  const s = evaluateFlag(m, "production", "f", {
+    targeting_key: "k",
+    account: { country: "DE", plan: "pro" },
+  });
+  assertEquals(vr(s), [true, "on", "SPLIT", 1]);
+  assertEquals(s.version, 42);
+});
+
+Deno.test("evaluateFlag() reports unknown flags, unknown environments and bad contexts", () => {
+  const m = compile({ "flags/f.toml": BOOL }, 3);
+  assertEquals(evaluateFlag(m, "production", "nope", {}), {
+    flag: "nope",
+    value: null,
+    variation: null,
+    reason: "ERROR",
+    error_code: "FLAG_NOT_FOUND",
+    error_message: 'flag "nope" does not exist',
+    version: 3,
+  });
+  assertEquals(evaluateFlag(m, "prod", "f", {}), {
+    flag: "f",
+    value: null,
+    variation: null,
+    reason: "ERROR",
+    error_code: "GENERAL",
+    error_message: 'environment "prod" is not declared in namespace.toml',
+    version: 3,
+  });
+  // The environment is checked before the flag.
+  assertEquals(evaluateFlag(m, "prod", "nope", {}).error_code, "GENERAL");
+  for (const bad of [null, [], "x", 1]) {
+    const r = evaluateFlag(m, "production", "f", bad as unknown as Record<string, unknown>);
+    assertEquals([r.reason, r.error_code, r.value], ["ERROR", "PARSE_ERROR", null]);
+  }
+});
+
+Deno.test("evaluateFlag() applies environment overrides", () => {
+  const base = BOOL.replace('default = "off"', 'default = "off"') +
+    `[[rule]]\nsegment = "beta"\nvariation = "on"\n`;
+  const ctx = { user: { beta: true } };
+  // enabled = false: the flag's default with DISABLED, rules ignored.
+  let m = compile({
+    ...SEGMENTS,
+    "flags/f.toml": base + `[environments.staging]\nenabled = false\n`,
+  });
+  assertEquals(vr(evaluateFlag(m, "staging", "f", ctx)), [false, "off", "DISABLED", undefined]);
+  assertEquals(vr(evaluateFlag(m, "production", "f", ctx)), [true, "on", "TARGETING_MATCH", 0]);
+  // enabled = false with an override default: that default, DISABLED.
+  m = compile({
+    ...SEGMENTS,
+    "flags/f.toml": base + `[environments.staging]\nenabled = false\ndefault = "on"\n`,
+  });
+  assertEquals(vr(evaluateFlag(m, "staging", "f", {})), [true, "on", "DISABLED", undefined]);
+  // Override default only: the flag's rules still apply.
+  m = compile({ ...SEGMENTS, "flags/f.toml": base + `[environments.staging]\ndefault = "on"\n` });
+  assertEquals(vr(evaluateFlag(m, "staging", "f", {})), [true, "on", "DEFAULT", undefined]);
+  assertEquals(vr(evaluateFlag(m, "production", "f", {})), [false, "off", "DEFAULT", undefined]);
+  assertEquals(vr(evaluateFlag(m, "staging", "f", ctx)), [true, "on", "TARGETING_MATCH", 0]);
+  // Override rules replace the flag's rules (indices count in the override's list).
+  m = compile({
+    ...SEGMENTS,
+    "flags/f.toml": base +
+      `[environments.staging]\n[[environments.staging.rule]]\nsegment = "legacy"\nvariation = "on"\n`,
+  });
+  assertEquals(vr(evaluateFlag(m, "staging", "f", ctx)), [false, "off", "DEFAULT", undefined]);
+  assertEquals(vr(evaluateFlag(m, "staging", "f", { user_agent: "Mozilla MSIE 9" })), [
+    true,
+    "on",
+    "TARGETING_MATCH",
+    0,
+  ]);
+  // rule = [] removes every rule.
+  m = compile({ ...SEGMENTS, "flags/f.toml": base + `[environments.staging]\nrule = []\n` });
+  assertEquals(vr(evaluateFlag(m, "staging", "f", ctx)), [false, "off", "DEFAULT", undefined]);
+  assertEquals(vr(evaluateFlag(m, "production", "f", ctx)), [true, "on", "TARGETING_MATCH", 0]);
+  // enabled = true explicitly changes nothing.
+  m = compile({ ...SEGMENTS, "flags/f.toml": base + `[environments.staging]\nenabled = true\n` });
+  assertEquals(vr(evaluateFlag(m, "staging", "f", ctx)), [true, "on", "TARGETING_MATCH", 0]);
+});
+
+Deno.test("evaluateFlag() tries rules in order and the first match wins", () => {
+  const flag = `schema_version = 1
+type = "string"
+default = "none"
+[variations]
+none = "none"
+first = "first"
+second = "second"
+third = "third"
+[[rule]]
+segment = "minor"
+variation = "first"
+[[rule]]
+segment = "staff"
+variation = "second"
+[[rule]]
+variation = "third"
+`;
+  const m = compile({ ...SEGMENTS, "flags/f.toml": flag });
+  const staffMinor = { user: { age: 16, role: "employee" } };
+  assertEquals(vr(evaluateFlag(m, "production", "f", staffMinor)), [
+    "first",
+    "first",
+    "TARGETING_MATCH",
+    0,
+  ]);
+  assertEquals(vr(evaluateFlag(m, "production", "f", { user: { role: "employee" } })), [
+    "second",
+    "second",
+    "TARGETING_MATCH",
+    1,
+  ]);
+  // A rule without a segment matches every context.
+  assertEquals(vr(evaluateFlag(m, "production", "f", {})), [
+    "third",
+    "third",
+    "TARGETING_MATCH",
+    2,
+  ]);
+});
+
+Deno.test("evaluateFlag() resolves nested segment references with all/any and negation", () => {
+  const flags: Record<string, string> = {};
+  for (const s of ["beta", "eu", "eu-or-beta", "not-staff"]) {
+    flags[`flags/${s}.toml`] = BOOL + `[[rule]]\nsegment = "${s}"\nvariation = "on"\n`;
+  }
+  const m = compile({ ...SEGMENTS, ...flags });
+  const on = (flag: string, ctx: Record<string, unknown>) =>
+    evaluateFlag(m, "production", flag, ctx).value === true;
+  // beta = any(user.beta, segment.staff); staff = any(email suffix, role in …).
+  assert(on("beta", { user: { email: "a@example.com" } }));
+  assert(on("beta", { user: { beta: true } }));
+  assert(!on("beta", { user: { email: "a@other.com", beta: false } }));
+  // eu = all(country in …, segment.paying).
+  assert(on("eu", { account: { country: "FR", plan: "pro" } }));
+  assert(!on("eu", { account: { country: "FR", plan: "free" } }));
+  assert(!on("eu", { account: { country: "US", plan: "pro" } }));
+  // eu-or-beta: three levels (eu-or-beta → beta → staff).
+  assert(on("eu-or-beta", { user: { role: "contractor" } }));
+  assert(on("eu-or-beta", { account: { country: "DE", plan: "enterprise" } }));
+  assert(!on("eu-or-beta", { account: { country: "DE" } }));
+  // A reference compared with false negates.
+  assert(on("not-staff", { user: { role: "customer" } }));
+  assert(!on("not-staff", { user: { role: "employee" } }));
+  // Shared segments give the same answer for every flag in one evaluateAll.
+  const all = evaluateAll(m, "production", { user: { role: "employee" } });
+  assertEquals(
+    Object.fromEntries(Object.entries(all).map(([k, r]) => [k, r.value])),
+    { beta: true, eu: false, "eu-or-beta": true, "not-staff": false },
+  );
+});
+
+Deno.test("evaluateFlag() applies segment operators through the predicate engine", () => {
+  const flags: Record<string, string> = {};
+  for (const s of ["legacy", "mobile", "has-email", "minor", "staff", "paying"]) {
+    flags[`flags/${s}.toml`] = BOOL + `[[rule]]\nsegment = "${s}"\nvariation = "on"\n`;
+  }
+  const m = compile({ ...SEGMENTS, ...flags });
+  const on = (flag: string, ctx: Record<string, unknown>) =>
+    evaluateFlag(m, "production", flag, ctx).value === true;
+  assert(on("legacy", { user_agent: "Mozilla/5.0 (Windows NT; Trident/7.0)" })); // matches
+  assert(!on("legacy", { user_agent: "Firefox" }));
+  assert(on("mobile", { app: { platform: "ios", version: "4.10.0" } })); // in + semver_gt
+  assert(!on("mobile", { app: { platform: "ios", version: "4.2.0" } }));
+  assert(!on("mobile", { app: { platform: "web", version: "9.0.0" } }));
+  assert(on("has-email", { user: { email: "" } })); // exists
+  assert(!on("has-email", { user: {} }));
+  assert(on("minor", { user: { age: 17 } })); // lt
+  assert(!on("minor", { user: { age: 18 } }));
+  assert(!on("minor", { user: { age: "17" } })); // types are not coerced
+  assert(on("staff", { user: { email: "x@example.com" } })); // ends_with
+  assert(on("paying", { "account.plan": "pro" })); // a flat dotted key, as lookup() reads it
+  assert(!on("paying", {})); // a missing attribute never holds
+});
+
+const ROLLOUT = `schema_version = 1
+type = "string"
+default = "control"
+[variations]
+control = "control"
+a = "a"
+b = "b"
+[[rule]]
+bucket_by = "user.id"
+rollout = [{variation = "control", weight = 50000}, {variation = "a", weight = 30000}, {variation = "b", weight = 20000}]
+[[rule]]
+variation = "b"
+`;
+
+Deno.test("evaluateFlag() splits 10,000 keys within 1.5 points of the weights", () => {
+  const m = compile({ "flags/exp.toml": ROLLOUT });
+  const counts: Record<string, number> = { control: 0, a: 0, b: 0 };
+  for (let i = 0; i < 10_000; i++) {
+    const r = evaluateFlag(m, "production", "exp", { user: { id: `user-${i}` } });
+    assertEquals([r.reason, r.rule_index], ["SPLIT", 0]);
+    counts[r.variation!]!++;
+  }
+  for (const [v, share] of [["control", 0.5], ["a", 0.3], ["b", 0.2]] as const) {
+    const got = counts[v]! / 10_000;
+    assert(Math.abs(got - share) <= 0.015, `${v}: ${got} vs ${share}`);
+  }
+});
+
+Deno.test("evaluateFlag() buckets by murmur3 of <flag key>/<bucket value> (sticky)", () => {
+  const m = compile({ "flags/exp.toml": ROLLOUT });
+  for (let i = 0; i < 500; i++) {
+    const id = `user-${i}`;
+    const bucket = bucketOf("exp", id);
+    const expected = bucket < 50000 ? "control" : bucket < 80000 ? "a" : "b";
+    const r1 = evaluateFlag(m, "production", "exp", { user: { id } });
+    const r2 = evaluateFlag(m, "production", "exp", { user: { id, plan: "x" }, other: i });
+    assertEquals(r1.variation, expected);
+    assert(r1 === r2, "same bucket value, same (shared) result");
+  }
+  // The published vector new-checkout/user-1 → bucket 27752 lands in "off" for a 25/75 split.
+  const nc = compile({
+    "flags/new-checkout.toml": BOOL +
+      `[[rule]]\nrollout = [{variation = "on", weight = 25}, {variation = "off", weight = 75}]\n`,
+  });
+  assertEquals(bucketOf("new-checkout", "user-1"), 27752);
+  assertEquals(
+    evaluateFlag(nc, "production", "new-checkout", { targeting_key: "user-1" }).value,
+    false,
+  );
+  assertEquals(bucketOf("new-checkout", "user-2"), 11356);
+  assertEquals(
+    evaluateFlag(nc, "production", "new-checkout", { targeting_key: "user-2" }).value,
+    true,
+  );
+});
+
+Deno.test("evaluateFlag() skips a rollout without a bucket value; numbers are stringified", () => {
+  const m = compile({ "flags/exp.toml": ROLLOUT });
+  for (
+    const ctx of [{}, { user: {} }, { user: { id: null } }, { user: { id: "" } }, {
+      user: { id: {} },
+    }]
+  ) {
+    assertEquals(vr(evaluateFlag(m, "production", "exp", ctx)), ["b", "b", "TARGETING_MATCH", 1]);
+  }
+  // 42 buckets as "42"; true as "true".
+  for (const [v, s] of [[42, "42"], [true, "true"], [1.5, "1.5"]] as const) {
+    assert(
+      evaluateFlag(m, "production", "exp", { user: { id: v } }) ===
+        evaluateFlag(m, "production", "exp", { user: { id: s } }),
+    );
+  }
+  // The default bucket_by is targeting_key.
+  const d = compile({
+    "flags/d.toml": BOOL + `[[rule]]\nrollout = [{variation = "on", weight = 100}]\n`,
+  });
+  assertEquals(evaluateFlag(d, "production", "d", { targeting_key: "k" }).reason, "SPLIT");
+  assertEquals(evaluateFlag(d, "production", "d", { user: { id: "k" } }).reason, "DEFAULT");
+});
+
+Deno.test("evaluateFlag() serves typed variations of all four types, frozen", () => {
+  const m = compile({
+    "flags/b.toml": BOOL,
+    "flags/s.toml":
+      `schema_version = 1\ntype = "string"\ndefault = "x"\n[variations]\nx = "héllo"\n`,
+    "flags/n.toml": `schema_version = 1\ntype = "number"\ndefault = "x"\n[variations]\nx = 2.5\n`,
+    "flags/o.toml":
+      `schema_version = 1\ntype = "object"\ndefault = "x"\n[variations.x]\nshow = true\nitems = [1, {a = "b"}]\n`,
+  });
+  assertEquals(evaluateFlag(m, "production", "b", {}).value, false);
+  assertEquals(evaluateFlag(m, "production", "s", {}).value, "héllo");
+  assertEquals(evaluateFlag(m, "production", "n", {}).value, 2.5);
+  const o = evaluateFlag(m, "production", "o", {});
+  assertEquals(o.value, { show: true, items: [1, { a: "b" }] });
+  assert(Object.isFrozen(o) && Object.isFrozen(o.value));
+  assert(Object.isFrozen((o.value as { items: unknown[] }).items[1]));
+  assertThrows(() => {
+    (o as { value: unknown }).value = 1;
+  }, TypeError);
+  assertEquals(
+    ["b", "s", "n", "o", "zz"].map((k) => flagType(m, k)),
+    ["boolean", "string", "number", "object", undefined],
+  );
+});
+
+Deno.test("compileManifest() does not keep or freeze the manifest's own values", () => {
+  const map = new Map([
+    ["namespace.toml", enc.encode(NS)],
+    [
+      "flags/o.toml",
+      enc.encode(`schema_version = 1\ntype = "object"\ndefault = "x"\n[variations.x]\na = 1\n`),
+    ],
+  ]);
+  const manifest = parseManifest(map);
+  const m = compileManifest(manifest, 1);
+  assert(!Object.isFrozen(manifest.flags.o!.variations.x));
+  (manifest.flags.o!.variations.x as Record<string, unknown>).a = 2;
+  assertEquals(evaluateFlag(m, "production", "o", {}).value, { a: 1 });
+});
+
+Deno.test("compileManifest() refuses a hand-built manifest with a segment cycle", () => {
+  const manifest: Manifest = {
+    namespace: { description: "", environments: { production: { public_evaluate: false } } },
+    flags: {},
+    segments: {
+      a: {
+        key: "a",
+        description: "",
+        match: "all",
+        predicates: [{ attribute: "segment.b", op: "eq", value: true }],
+      },
+      b: {
+        key: "b",
+        description: "",
+        match: "all",
+        predicates: [{ attribute: "segment.a", op: "eq", value: true }],
+      },
+    },
+  };
+  assertThrows(
+    () => compileManifest(manifest, 1),
+    TypeError,
+    "segment reference cycle a -> b -> a",
+  );
+});
+
+Deno.test("evaluateAll() returns every flag in key order and reports a bad environment", () => {
+  const m = compile({
+    ...SEGMENTS,
+    "flags/zeta.toml": BOOL,
+    "flags/alpha.toml": BOOL + `[[rule]]\nsegment = "staff"\nvariation = "on"\n`,
+    "flags/mid.toml": BOOL + `[environments.staging]\nenabled = false\n`,
+  }, 9);
+  assertEquals(m.flagKeys, ["alpha", "mid", "zeta"]);
+  assertEquals(m.environments, ["production", "staging"]);
+  const ctx = { user: { role: "employee" } };
+  const all = evaluateAll(m, "staging", ctx);
+  assertEquals(Object.keys(all), ["alpha", "mid", "zeta"]);
+  for (const k of m.flagKeys) assert(all[k] === evaluateFlag(m, "staging", k, ctx));
+  assertEquals(all.mid!.reason, "DISABLED");
+  const bad = evaluateAll(m, "qa", ctx);
+  assertEquals(Object.keys(bad), ["alpha", "mid", "zeta"]);
+  for (const r of Object.values(bad)) {
+    assertEquals([r.reason, r.error_code, r.version], ["ERROR", "GENERAL", 9]);
+  }
+  assertEquals(
+    evaluateAll(m, "staging", null as unknown as Record<string, unknown>).alpha!.error_code,
+    "PARSE_ERROR",
+  );
+});
+
+Deno.test("evaluateFlag() stays correct when a context getter evaluates re-entrantly", () => {
+  const m = compile({
+    ...SEGMENTS,
+    "flags/f.toml": BOOL + `[[rule]]\nsegment = "beta"\nvariation = "on"\n`,
+  });
+  const inner = { user: { role: "employee" } };
+  const outer = {
+    get user() {
+      // Evaluates another context in the middle of this evaluation.
+      evaluateFlag(m, "production", "f", inner);
+      return { role: "customer" };
+    },
+  };
+  assertEquals(evaluateFlag(m, "production", "f", outer).value, false);
+  assertEquals(evaluateFlag(m, "production", "f", inner).value, true);
+});
+
+Deno.test("examples/flags evaluates as docs/flags.md describes", async () => {
+  const manifest = parseManifest(
+    await readManifestDir(new URL("../../examples/flags", import.meta.url).pathname),
+  );
+  const m = compileManifest(manifest, 5);
+  const staff = { targeting_key: "u1", user: { email: "ann@example.com", id: "u1" } };
+  assertEquals(vr(evaluateFlag(m, "production", "new-checkout", staff)), [
+    true,
+    "on",
+    "TARGETING_MATCH",
+    0,
+  ]);
+  assertEquals(vr(evaluateFlag(m, "staging", "new-checkout", staff)), [
+    true,
+    "on",
+    "DEFAULT",
+    undefined,
+  ]);
+  assertEquals(
+    vr(evaluateFlag(m, "staging", "new-checkout", { user_agent: "Mozilla/4.0 (MSIE 6.0)" })),
+    [false, "off", "TARGETING_MATCH", 0],
+  );
+  assertEquals(vr(evaluateFlag(m, "staging", "max-cart-items", { account: { plan: "pro" } })), [
+    50,
+    "standard",
+    "DISABLED",
+    undefined,
+  ]);
+  assertEquals(vr(evaluateFlag(m, "production", "max-cart-items", { account: { plan: "pro" } })), [
+    200,
+    "large",
+    "TARGETING_MATCH",
+    0,
+  ]);
+  assertEquals(evaluateFlag(m, "production", "checkout-theme", staff).value, "dark");
+  assertEquals(
+    evaluateFlag(m, "production", "checkout-theme", { targeting_key: "x" }).reason,
+    "SPLIT",
+  );
+  assertEquals(evaluateFlag(m, "production", "search-ranking", {}).reason, "DEFAULT");
+});
+
+Deno.test("evaluation is deterministic and returns a declared variation or the error shape", async () => {
+  const manifest = parseManifest(
+    await readManifestDir(new URL("../../examples/flags", import.meta.url).pathname),
+  );
+  const m = compileManifest(manifest, 1);
+  const scalar = fc.oneof(
+    fc.constantFrom(
+      "pro",
+      "enterprise",
+      "DE",
+      "FR",
+      "ios",
+      "4.3.0",
+      "1.0.0",
+      "employee",
+      "a@example.com",
+    ),
+    fc.string(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+  );
+  const ctxArb = fc.record({
+    targeting_key: scalar,
+    user: fc.record({ id: scalar, email: scalar, role: scalar, beta_opt_in: scalar }, {
+      requiredKeys: [],
+    }),
+    account: fc.record({ id: scalar, plan: scalar, country: scalar }, { requiredKeys: [] }),
+    app: fc.record({ platform: scalar, version: scalar }, { requiredKeys: [] }),
+    user_agent: scalar,
+  }, { requiredKeys: [] });
+  const envArb = fc.constantFrom("production", "staging", "qa");
+  const flagArb = fc.constantFrom(...m.flagKeys, "missing");
+  fc.assert(
+    fc.property(envArb, flagArb, ctxArb, (env, flag, ctx) => {
+      const r = evaluateFlag(m, env, flag, ctx);
+      const again = evaluateFlag(m, env, flag, structuredClone(ctx));
+      assertEquals(again, r);
+      assertEquals(evaluateAll(m, env, ctx)[flag], flag === "missing" ? undefined : r);
+      assertEquals(r.flag, flag);
+      assertEquals(r.version, 1);
+      if (r.reason === "ERROR") {
+        assertEquals([r.value, r.variation, r.rule_index], [null, null, undefined]);
+        assert(r.error_code !== undefined && typeof r.error_message === "string");
+        return;
+      }
+      const def = manifest.flags[flag]!;
+      assert(r.variation !== null && Object.hasOwn(def.variations, r.variation));
+      assertEquals(r.value, def.variations[r.variation]);
+      assertEquals(r.error_code, undefined);
+      assertEquals(
+        r.rule_index !== undefined,
+        r.reason === "TARGETING_MATCH" || r.reason === "SPLIT",
+      );
+    }),
+    { numRuns: 1000 },
+  );
+});
