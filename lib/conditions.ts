@@ -218,12 +218,39 @@ export function compilePredicate(p: Predicate, refPrefix: string): Matcher {
     const want = p.value === true;
     return (_ctx, lookupRef) => lookupRef(ref) === want;
   }
-  const path = p.attribute;
+  const read = compileLookup(p.attribute);
   const test = compileTest(p.op, p.value);
-  if (p.op === "exists") return (ctx) => test(lookup(ctx, path));
+  if (p.op === "exists") return (ctx) => test(read(ctx));
   return (ctx) => {
-    const v = lookup(ctx, path);
+    const v = read(ctx);
     return v !== undefined && v !== null && test(v);
+  };
+}
+
+/**
+ * Compiles a dotted path into a reader that behaves as {@linkcode lookup}
+ * but splits the path once, not at every call.
+ *
+ * @example
+ * ```ts
+ * import { compileLookup } from "./conditions.ts";
+ * const read = compileLookup("account.plan");
+ * if (read({ account: { plan: "pro" } }) !== "pro") throw new Error();
+ * ```
+ */
+export function compileLookup(path: string): (ctx: Context) => unknown {
+  const steps = path.split(".");
+  if (steps.length === 1) return (ctx) => (Object.hasOwn(ctx, path) ? ctx[path] : undefined);
+  return (ctx) => {
+    if (Object.hasOwn(ctx, path)) return ctx[path];
+    let cur: unknown = ctx;
+    for (const key of steps) {
+      if (cur === null || typeof cur !== "object" || Array.isArray(cur)) return undefined;
+      const obj = cur as Record<string, unknown>;
+      if (!Object.hasOwn(obj, key)) return undefined;
+      cur = obj[key];
+    }
+    return cur;
   };
 }
 
@@ -359,7 +386,21 @@ function semverTest(target: string, ok: (cmp: number) => boolean): (v: unknown) 
   const t = semver.parse(target)!;
   return (v) => {
     if (typeof v !== "string") return false;
-    const parsed = semver.parse(v);
+    const parsed = parseSemverCached(v);
     return parsed !== null && ok(parsed.compare(t));
   };
+}
+
+/** Context versions repeat (app versions, OS versions): parse each once. */
+const SEMVER_CACHE = new Map<string, semver.SemVer | null>();
+const SEMVER_CACHE_MAX = 1024;
+
+function parseSemverCached(v: string): semver.SemVer | null {
+  let parsed = SEMVER_CACHE.get(v);
+  if (parsed === undefined) {
+    parsed = semver.parse(v);
+    if (SEMVER_CACHE.size >= SEMVER_CACHE_MAX) SEMVER_CACHE.clear();
+    SEMVER_CACHE.set(v, parsed);
+  }
+  return parsed;
 }

@@ -10,10 +10,9 @@ import type { Context } from "hono";
 import { principalId } from "../auth/principal.ts";
 import { authorize } from "../auth/permissions.ts";
 import { packArchive, unpackArchive } from "../closure/archive.ts";
-import { UsageError } from "../errors.ts";
+import { NotFoundError, UsageError } from "../errors.ts";
 import { environmentsOf } from "../flags/model.ts";
 import { parseManifest, validateManifest } from "../flags/validate.ts";
-import { getNamespace } from "../store/namespaces.ts";
 import { commitVersion, getHead, getVersion, listVersions, readFiles } from "../store/versions.ts";
 import type { VersionMeta } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
@@ -37,20 +36,31 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const now = () => deps.now?.() ?? new Date();
 
-  /** Authorizes the action and checks that the namespace exists. */
+  /**
+   * Authorizes the action and reads the head, which exists exactly while the
+   * namespace does (both are written and deleted in one atomic operation).
+   */
   async function target(c: Ctx, action: "manifest.read" | "manifest.write") {
     const tenant = c.req.param("tenant")!;
     const namespace = c.req.param("ns")!;
     await authorize(kv, c.get("principal"), action, { tenant, namespace });
-    await getNamespace(kv, tenant, namespace);
-    return { tenant, namespace };
+    const head = await getHead(kv, tenant, namespace);
+    if (head === null) {
+      throw new NotFoundError(
+        "namespace_not_found",
+        `No namespace ${namespace} in tenant ${tenant}`,
+      );
+    }
+    return { tenant, namespace, head };
   }
 
   app.get("/manifest", async (c) => {
-    const { tenant, namespace } = await target(c, "manifest.read");
-    const head = (await getHead(kv, tenant, namespace))!;
+    const { tenant, namespace, head } = await target(c, "manifest.read");
     const requested = intParam(c.req.query("version"), "version");
-    const meta = await getVersion(kv, tenant, namespace, requested ?? head.version);
+    // the head carries what the ETag needs: no version read on the 304 path
+    const meta = requested === undefined || requested === head.version
+      ? head
+      : await getVersion(kv, tenant, namespace, requested);
     const etag = `"v${meta.version}-${meta.closure_hash}"`;
     const headers = { etag, "cache-control": "private, no-cache", vary: "Accept" };
     if (matchesEtag(c.req.header("if-none-match"), etag)) {

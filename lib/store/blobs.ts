@@ -94,3 +94,67 @@ export async function getBlob(
   }
   return out;
 }
+
+/** `getMany` takes at most 10 keys. */
+const GET_MANY_LIMIT = 10;
+
+/**
+ * Reads several blobs with as few KV round trips as possible: metadata in
+ * `getMany` batches, single-chunk blobs (the common case: files under
+ * 60 KiB) in `getMany` batches too, larger ones chunk by chunk.
+ *
+ * @param kv the store
+ * @param ids blob ids (sha256 hex)
+ * @returns id → bytes; a missing blob is absent from the map
+ *
+ * @example
+ * ```ts
+ * import { getBlobs, putBlob } from "./blobs.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const a = await putBlob(kv, new Uint8Array([1]));
+ * const got = await getBlobs(kv, [a, "0".repeat(64)]);
+ * if (got.get(a)?.[0] !== 1 || got.size !== 1) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function getBlobs(
+  kv: Deno.Kv,
+  ids: readonly string[],
+): Promise<Map<string, Uint8Array>> {
+  const unique = [...new Set(ids)];
+  const metas = new Map<string, BlobMeta>();
+  await Promise.all(
+    batches(unique).map(async (batch) => {
+      const entries = await kv.getMany<BlobMeta[]>(batch.map((id) => blobMetaKey(id)));
+      entries.forEach((e, i) => {
+        if (e.value !== null) metas.set(batch[i]!, e.value);
+      });
+    }),
+  );
+  const out = new Map<string, Uint8Array>();
+  const single = [...metas].filter(([, m]) => m.chunks === 1).map(([id]) => id);
+  await Promise.all(
+    batches(single).map(async (batch) => {
+      const entries = await kv.getMany<Uint8Array[]>(batch.map((id) => blobChunkKey(id, 0)));
+      entries.forEach((e, i) => {
+        const id = batch[i]!;
+        if (e.value !== null && e.value.length === metas.get(id)!.size) out.set(id, e.value);
+      });
+    }),
+  );
+  await Promise.all(
+    [...metas].filter(([, m]) => m.chunks !== 1).map(async ([id]) => {
+      const bytes = await getBlob(kv, id);
+      if (bytes !== null) out.set(id, bytes);
+    }),
+  );
+  return out;
+}
+
+function batches<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += GET_MANY_LIMIT) {
+    out.push(items.slice(i, i + GET_MANY_LIMIT));
+  }
+  return out;
+}

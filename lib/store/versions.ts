@@ -14,7 +14,7 @@
  */
 import { closureHash, compareUtf8 } from "../closure/hash.ts";
 import { NotFoundError, PreconditionFailedError } from "../errors.ts";
-import { getBlob, putBlob } from "./blobs.ts";
+import { getBlob, getBlobs, putBlob } from "./blobs.ts";
 import { headKey, versionKey, versionPrefix } from "./keys.ts";
 import { type Page, pageLimit } from "./page.ts";
 
@@ -76,8 +76,14 @@ async function writeTree(
   kv: Deno.Kv,
   files: ReadonlyMap<string, Uint8Array>,
 ): Promise<string> {
+  const entries = [...files];
   const pairs: [string, string][] = [];
-  for (const [path, bytes] of files) pairs.push([path, await putBlob(kv, bytes)]);
+  // a few blobs at a time: parallel enough to hide KV latency, bounded for large manifests
+  for (let i = 0; i < entries.length; i += 16) {
+    const batch = entries.slice(i, i + 16);
+    const ids = await Promise.all(batch.map(([, bytes]) => putBlob(kv, bytes)));
+    batch.forEach(([path], j) => pairs.push([path, ids[j]!]));
+  }
   pairs.sort((a, b) => compareUtf8(a[0], b[0]));
   return await putBlob(kv, encoder.encode(JSON.stringify(pairs)));
 }
@@ -334,10 +340,11 @@ export async function readFiles(
     throw new Error(`Cannot read version ${version}: tree blob ${meta.tree} is missing`);
   }
   const pairs = JSON.parse(decoder.decode(treeBytes)) as [string, string][];
+  const blobs = await getBlobs(kv, pairs.map(([, id]) => id));
   const files = new Map<string, Uint8Array>();
   for (const [path, id] of pairs) {
-    const bytes = await getBlob(kv, id);
-    if (bytes === null) {
+    const bytes = blobs.get(id);
+    if (bytes === undefined) {
       throw new Error(`Cannot read ${path} of version ${version}: blob ${id} is missing`);
     }
     files.set(path, bytes);
