@@ -57,3 +57,18 @@ export {
   ProblemsError,
   UsageError,
 } from "./lib/errors.ts";
+
+// Client SDK (spec/events.md): verified closures pushed over the event stream, local evaluation
+export {
+  type ChangeDelivery,
+  type ChangeEvent,
+  FlagClient,
+  type FlagClientOptions,
+  type NamespaceStatus,
+  type NamespaceSubscriptionSpec,
+  type RefreshError,
+} from "./lib/client/flag_client.ts";
+export { ClosureState, type IntegrityCheck, IntegrityError } from "./lib/client/closure_state.ts";
+export type { EvaluationResult } from "./lib/flags/evaluate.ts";
+export { WatchAgent, type WatchAgentOptions, type WatchStatus } from "./lib/client/watch_agent.ts";
+export { CfgtoolProvider, type CfgtoolProviderOptions } from "./lib/client/openfeature_provider.ts";

@@ -8,7 +8,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { SLUG_PATTERN } from "../store/slug.ts";
-import { TOKEN_TYPES, type TokenType } from "../store/tokens.ts";
+import { TOKEN_TYPES, type TokenRecord, type TokenType } from "../store/tokens.ts";
 
 /** The body of a token-creation request, as received. */
 export interface CreateTokenInput {
@@ -23,18 +23,22 @@ export interface CreateTokenInput {
   expires_at?: string | null;
 }
 
-/** A validated, normalised token specification. */
-export interface TokenSpec {
-  type: TokenType;
-  name: string;
-  description: string | null;
-  tenant_slug: string | null;
-  namespace_slug: string | null;
-  environment_slug: string | null;
-  allowed_origins: string[];
-  scopes: string[];
-  expires_at: string | null;
-}
+/**
+ * A validated, normalised token specification: the fields of a
+ * {@linkcode TokenRecord} a caller chooses.
+ */
+export type TokenSpec = Pick<
+  TokenRecord,
+  | "type"
+  | "name"
+  | "description"
+  | "tenant_slug"
+  | "namespace_slug"
+  | "environment_slug"
+  | "allowed_origins"
+  | "scopes"
+  | "expires_at"
+>;
 
 /** Longest accepted token name. */
 export const MAX_TOKEN_NAME_LENGTH = 100;

@@ -18,9 +18,8 @@ import {
   type PublicToken,
   publicToken,
   revokeTokenRecord,
+  type TokenQuery,
   type TokenRecord,
-  type TokenStatus,
-  type TokenType,
 } from "../store/tokens.ts";
 import { tenantsAdministeredBy } from "../store/tenants.ts";
 import { getHead } from "../store/versions.ts";
@@ -158,18 +157,11 @@ export async function getToken(
   return publicToken({ ...record, status: effectiveStatus(record, clock(deps)) });
 }
 
-/** Query of {@linkcode listTokens}. */
-export interface ListTokensQuery {
-  tenant?: string;
-  namespace?: string;
-  type?: TokenType;
-  /** Default `active`. */
-  status?: TokenStatus;
-  /** Default 50, max 500. */
-  limit?: number;
-  /** Cursor: the `next` of the previous page. */
-  after?: string;
-}
+/**
+ * Query of {@linkcode listTokens}: the filters and pagination of
+ * {@linkcode TokenQuery}; visibility comes from the caller's permissions.
+ */
+export type ListTokensQuery = Omit<TokenQuery, "visible">;
 
 /**
  * Lists the tokens the caller may read (`GET /api/v1/tokens`), newest

@@ -11,6 +11,7 @@ import { registerWorkspaceCommands } from "./workspace.ts";
 import { registerServeCommand } from "./serve.ts";
 import { registerFlagsCommands } from "./flags.ts";
 import { registerRemoteCommands } from "./remote.ts";
+import { registerWatchCommand } from "./watch.ts";
 
 /**
  * Builds the command tree. Commander is told not to call `process.exit`;
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerFlagsCommands(program);
   registerRemoteCommands(program);
+  registerWatchCommand(program);
   overrideExits(program as unknown as Command);
   tidyHelp(program as unknown as Command);
   return program as unknown as Command;

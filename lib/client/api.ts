@@ -14,19 +14,24 @@
  *
  * @module
  */
+import type { ListTokensQuery } from "../auth/token_service.ts";
+import { type Problem, UsageError } from "../errors.ts";
+import type { AuditEntry, AuditQuery } from "../store/audit.ts";
+import type { NamespaceRecord } from "../store/namespaces.ts";
+import type { Page } from "../store/page.ts";
+import type { TenantRecord } from "../store/tenants.ts";
+import type { PublicToken, TokenType } from "../store/tokens.ts";
+import type { VersionMeta } from "../store/versions.ts";
 import {
-  CfgtoolError,
-  ConflictError,
-  ForbiddenError,
-  NotFoundError,
-  PreconditionFailedError,
-  type Problem,
-  ProblemsError,
-  RateLimitError,
-  UnauthorizedError,
-  UsageError,
-} from "../errors.ts";
-import type { PublicToken, TokenStatus, TokenType } from "../store/tokens.ts";
+  asObject,
+  isObject,
+  itemOf,
+  pageOf,
+  readJson,
+  toProblem,
+  unexpected,
+} from "./_response.ts";
+import { p, recordedRequestId, type RequestOptions, Transport } from "./_transport.ts";
 
 /** Options of {@linkcode ServiceClient}. */
 export interface ServiceClientOptions {
@@ -40,38 +45,25 @@ export interface ServiceClientOptions {
   fetch?: typeof fetch;
 }
 
-/** One page of a list. */
-export interface Page<T> {
-  items: T[];
-  /** Cursor for the next page (pass as `after`), or null at the end. */
-  next: string | null;
-}
+/** One page of a list (`next`: the cursor to pass as `after`, or null at the end). */
+export type { Page } from "../store/page.ts";
 
-/** A tenant as the service shows it. */
-export interface TenantInfo {
+/** A tenant as the service shows it: its record, every field but `slug` optional. */
+export interface TenantInfo extends Partial<TenantRecord> {
   slug: string;
-  description?: string | null;
-  created_at?: string;
   [field: string]: unknown;
 }
 
-/** A namespace as the service shows it. */
-export interface NamespaceInfo {
+/** A namespace as the service shows it: its record, every field but `slug` optional. */
+export interface NamespaceInfo extends Partial<NamespaceRecord> {
   slug: string;
-  tenant_slug?: string;
-  description?: string | null;
-  created_at?: string;
   [field: string]: unknown;
 }
 
-/** Metadata of one manifest version. */
-export interface VersionInfo {
+/** Metadata of one manifest version (the record without its internal tree id). */
+export interface VersionInfo extends Partial<Omit<VersionMeta, "tree">> {
   version: number;
   closure_hash: string;
-  created_at?: string;
-  created_by?: string;
-  message?: string | null;
-  file_count?: number;
   [field: string]: unknown;
 }
 
@@ -103,27 +95,15 @@ export interface CreateTokenInput {
 }
 
 /** Query of `GET /api/v1/tokens`. */
-export interface TokenQuery {
-  tenant?: string;
-  namespace?: string;
-  type?: TokenType;
-  status?: TokenStatus;
-  limit?: number;
-  after?: string;
-}
+export type TokenQuery = ListTokensQuery;
 
 /** Query of `GET /api/v1/audit`. */
-export interface AuditQuery {
-  tenant?: string;
-  namespace?: string;
-  token_id?: string;
-  type?: string;
-  limit?: number;
-  after?: string;
-}
+export type { AuditQuery } from "../store/audit.ts";
 
-/** One audit entry (shape defined by the service). */
-export type AuditEntryInfo = Record<string, unknown>;
+/** One audit entry as the service shows it; fields may be absent or added. */
+export interface AuditEntryInfo extends Partial<AuditEntry> {
+  [field: string]: unknown;
+}
 
 /** A manifest downloaded as JSON. */
 export interface ManifestJson {
@@ -165,17 +145,6 @@ export interface LintResult {
 /** Files to upload: path → bytes, or path → text. */
 export type ManifestFiles = ReadonlyMap<string, Uint8Array> | Readonly<Record<string, string>>;
 
-interface RequestOptions {
-  query?: Record<string, string | number | undefined>;
-  json?: unknown;
-  body?: Uint8Array;
-  contentType?: string;
-  accept?: string;
-  headers?: Record<string, string>;
-}
-
-const requestIds = new WeakMap<Error, string>();
-
 /**
  * The `request_id` of the service response an error came from, if any
  * (useful in bug reports; the message itself stays the server's).
@@ -190,7 +159,7 @@ const requestIds = new WeakMap<Error, string>();
  * ```
  */
 export function requestIdOf(err: unknown): string | undefined {
-  return err instanceof Error ? requestIds.get(err) : undefined;
+  return recordedRequestId(err);
 }
 
 /**
@@ -212,55 +181,56 @@ export function requestIdOf(err: unknown): string | undefined {
 export class ServiceClient {
   /** Base URL, without a trailing slash or `/api/v1`. */
   readonly server: string;
-  readonly #token: string;
-  readonly #timeoutMs: number;
-  readonly #fetch: typeof fetch;
+  readonly #http: Transport;
 
   constructor(options: ServiceClientOptions) {
     this.server = options.server.replace(/\/+$/, "").replace(/\/api\/v1$/, "");
-    this.#token = options.token;
-    this.#timeoutMs = options.timeoutMs ?? 30_000;
-    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#http = new Transport({
+      server: this.server,
+      token: options.token,
+      timeoutMs: options.timeoutMs ?? 30_000,
+      fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+    });
   }
 
   // --- tenants -------------------------------------------------------------
 
   /** `POST /tenants`: creates a tenant (superadmin). */
   async createTenant(input: { slug: string; description?: string }): Promise<TenantInfo> {
-    return itemOf<TenantInfo>(await this.#json("POST", "/tenants", { json: input }), "tenant");
+    return itemOf<TenantInfo>(await this.#http.json("POST", "/tenants", { json: input }), "tenant");
   }
 
   /** `GET /tenants`: the tenants the caller can see. */
   async listTenants(): Promise<TenantInfo[]> {
-    return pageOf<TenantInfo>(await this.#json("GET", "/tenants"), "tenants").items;
+    return pageOf<TenantInfo>(await this.#http.json("GET", "/tenants"), "tenants").items;
   }
 
   /** `GET /tenants/{t}`. */
   async getTenant(tenant: string): Promise<TenantInfo> {
-    return itemOf<TenantInfo>(await this.#json("GET", p`/tenants/${tenant}`), "tenant");
+    return itemOf<TenantInfo>(await this.#http.json("GET", p`/tenants/${tenant}`), "tenant");
   }
 
   /** `DELETE /tenants/{t}`: deletes its namespaces, revokes its tokens. */
   async deleteTenant(tenant: string): Promise<Record<string, unknown>> {
-    return asObject(await this.#json("DELETE", p`/tenants/${tenant}`));
+    return asObject(await this.#http.json("DELETE", p`/tenants/${tenant}`));
   }
 
   /** `GET /tenants/{t}/admins`: the tenant's admin memberships. */
   async listTenantAdmins(tenant: string): Promise<Record<string, unknown>[]> {
-    const body = await this.#json("GET", p`/tenants/${tenant}/admins`);
+    const body = await this.#http.json("GET", p`/tenants/${tenant}/admins`);
     return pageOf<Record<string, unknown>>(body, "admins").items;
   }
 
   /** `POST /tenants/{t}/admins`: makes a user a tenant admin. */
   async addTenantAdmin(tenant: string, userId: string): Promise<Record<string, unknown>> {
     return asObject(
-      await this.#json("POST", p`/tenants/${tenant}/admins`, { json: { user_id: userId } }),
+      await this.#http.json("POST", p`/tenants/${tenant}/admins`, { json: { user_id: userId } }),
     );
   }
 
   /** `DELETE /tenants/{t}/admins/{user_id}`. */
   async removeTenantAdmin(tenant: string, userId: string): Promise<Record<string, unknown>> {
-    return asObject(await this.#json("DELETE", p`/tenants/${tenant}/admins/${userId}`));
+    return asObject(await this.#http.json("DELETE", p`/tenants/${tenant}/admins/${userId}`));
   }
 
   // --- namespaces ----------------------------------------------------------
@@ -270,25 +240,25 @@ export class ServiceClient {
     tenant: string,
     input: { slug: string; description?: string },
   ): Promise<NamespaceInfo> {
-    const body = await this.#json("POST", p`/tenants/${tenant}/namespaces`, { json: input });
+    const body = await this.#http.json("POST", p`/tenants/${tenant}/namespaces`, { json: input });
     return itemOf<NamespaceInfo>(body, "namespace");
   }
 
   /** `GET /tenants/{t}/namespaces`. */
   async listNamespaces(tenant: string): Promise<NamespaceInfo[]> {
-    const body = await this.#json("GET", p`/tenants/${tenant}/namespaces`);
+    const body = await this.#http.json("GET", p`/tenants/${tenant}/namespaces`);
     return pageOf<NamespaceInfo>(body, "namespaces").items;
   }
 
   /** `GET /tenants/{t}/namespaces/{ns}`. */
   async getNamespace(tenant: string, namespace: string): Promise<NamespaceInfo> {
-    const body = await this.#json("GET", p`/tenants/${tenant}/namespaces/${namespace}`);
+    const body = await this.#http.json("GET", p`/tenants/${tenant}/namespaces/${namespace}`);
     return itemOf<NamespaceInfo>(body, "namespace");
   }
 
   /** `DELETE /tenants/{t}/namespaces/{ns}`: revokes every token bound to it. */
   async deleteNamespace(tenant: string, namespace: string): Promise<Record<string, unknown>> {
-    return asObject(await this.#json("DELETE", p`/tenants/${tenant}/namespaces/${namespace}`));
+    return asObject(await this.#http.json("DELETE", p`/tenants/${tenant}/namespaces/${namespace}`));
   }
 
   /** `POST /tenants/{t}/namespaces/{ns}/admins`. */
@@ -298,7 +268,7 @@ export class ServiceClient {
     userId: string,
   ): Promise<Record<string, unknown>> {
     const path = p`/tenants/${tenant}/namespaces/${namespace}/admins`;
-    return asObject(await this.#json("POST", path, { json: { user_id: userId } }));
+    return asObject(await this.#http.json("POST", path, { json: { user_id: userId } }));
   }
 
   /** `DELETE /tenants/{t}/namespaces/{ns}/admins/{user_id}`. */
@@ -308,7 +278,7 @@ export class ServiceClient {
     userId: string,
   ): Promise<Record<string, unknown>> {
     const path = p`/tenants/${tenant}/namespaces/${namespace}/admins/${userId}`;
-    return asObject(await this.#json("DELETE", path));
+    return asObject(await this.#http.json("DELETE", path));
   }
 
   // --- manifests -----------------------------------------------------------
@@ -320,7 +290,7 @@ export class ServiceClient {
     options: { version?: number } = {},
   ): Promise<ManifestJson> {
     const body = asObject(
-      await this.#json("GET", p`/tenants/${tenant}/namespaces/${namespace}/manifest`, {
+      await this.#http.json("GET", p`/tenants/${tenant}/namespaces/${namespace}/manifest`, {
         query: { version: options.version },
       }),
     );
@@ -338,13 +308,17 @@ export class ServiceClient {
     namespace: string,
     options: { version?: number; ifNoneMatch?: string } = {},
   ): Promise<ManifestArchive> {
-    const res = await this.#send("GET", p`/tenants/${tenant}/namespaces/${namespace}/manifest`, {
-      query: { version: options.version },
-      accept: "application/gzip, application/x-tar, */*",
-      ...(options.ifNoneMatch === undefined
-        ? {}
-        : { headers: { "if-none-match": options.ifNoneMatch } }),
-    });
+    const res = await this.#http.send(
+      "GET",
+      p`/tenants/${tenant}/namespaces/${namespace}/manifest`,
+      {
+        query: { version: options.version },
+        accept: "application/gzip, application/x-tar, */*",
+        ...(options.ifNoneMatch === undefined
+          ? {}
+          : { headers: { "if-none-match": options.ifNoneMatch } }),
+      },
+    );
     const etag = res.headers.get("etag");
     const m = etag === null ? null : /^(?:W\/)?"v(\d+)-([^"]+)"$/.exec(etag);
     const bytes = res.status === 304
@@ -392,7 +366,7 @@ export class ServiceClient {
   /** `POST …/lint`: validates files on the server without storing them. */
   async lintManifest(tenant: string, namespace: string, files: ManifestFiles): Promise<LintResult> {
     const body = asObject(
-      await this.#json("POST", p`/tenants/${tenant}/namespaces/${namespace}/lint`, {
+      await this.#http.json("POST", p`/tenants/${tenant}/namespaces/${namespace}/lint`, {
         json: { files: filesAsText(files) },
       }),
     );
@@ -406,16 +380,20 @@ export class ServiceClient {
     namespace: string,
     options: { limit?: number; after?: string } = {},
   ): Promise<Page<VersionInfo>> {
-    const body = await this.#json("GET", p`/tenants/${tenant}/namespaces/${namespace}/versions`, {
-      query: { limit: options.limit, after: options.after },
-    });
+    const body = await this.#http.json(
+      "GET",
+      p`/tenants/${tenant}/namespaces/${namespace}/versions`,
+      {
+        query: { limit: options.limit, after: options.after },
+      },
+    );
     return pageOf<VersionInfo>(body, "versions");
   }
 
   /** `GET …/versions/{v}`. */
   async getVersion(tenant: string, namespace: string, version: number): Promise<VersionInfo> {
     const path = p`/tenants/${tenant}/namespaces/${namespace}/versions/${String(version)}`;
-    return itemOf<VersionInfo>(await this.#json("GET", path), "version");
+    return itemOf<VersionInfo>(await this.#http.json("GET", path), "version");
   }
 
   /** `POST …/rollback`: a new version whose files equal `version`. */
@@ -424,7 +402,7 @@ export class ServiceClient {
     namespace: string,
     input: { version: number; message?: string },
   ): Promise<PutResult> {
-    const res = await this.#send(
+    const res = await this.#http.send(
       "POST",
       p`/tenants/${tenant}/namespaces/${namespace}/rollback`,
       { json: input },
@@ -436,17 +414,20 @@ export class ServiceClient {
 
   /** `POST /tokens`: the metadata and the one-time secret. */
   async createToken(input: CreateTokenInput): Promise<IssuedToken> {
-    return issued(await this.#json("POST", "/tokens", { json: input }));
+    return issued(await this.#http.json("POST", "/tokens", { json: input }));
   }
 
   /** `GET /tokens`: token metadata, no secrets. */
   async listTokens(query: TokenQuery = {}): Promise<Page<TokenInfo>> {
-    return pageOf<TokenInfo>(await this.#json("GET", "/tokens", { query: { ...query } }), "tokens");
+    return pageOf<TokenInfo>(
+      await this.#http.json("GET", "/tokens", { query: { ...query } }),
+      "tokens",
+    );
   }
 
   /** `GET /tokens/{id}`. */
   async getToken(id: string): Promise<TokenInfo> {
-    return itemOf<TokenInfo>(await this.#json("GET", p`/tokens/${id}`), "token");
+    return itemOf<TokenInfo>(await this.#http.json("GET", p`/tokens/${id}`), "token");
   }
 
   /** `POST /tokens/{id}/rotate`: a replacement with a new one-time secret. */
@@ -454,12 +435,12 @@ export class ServiceClient {
     id: string,
     input: { name?: string; expires_at?: string } = {},
   ): Promise<IssuedToken> {
-    return issued(await this.#json("POST", p`/tokens/${id}/rotate`, { json: input }));
+    return issued(await this.#http.json("POST", p`/tokens/${id}/rotate`, { json: input }));
   }
 
   /** `DELETE /tokens/{id}`: revokes at once; returns `{id, status, revoked_at}`. */
   async revokeToken(id: string): Promise<Partial<TokenInfo> & { id: string }> {
-    return itemOf(await this.#json("DELETE", p`/tokens/${id}`), "token");
+    return itemOf(await this.#http.json("DELETE", p`/tokens/${id}`), "token");
   }
 
   // --- audit ---------------------------------------------------------------
@@ -467,7 +448,7 @@ export class ServiceClient {
   /** `GET /audit`: audit entries, newest first. */
   async listAudit(query: AuditQuery = {}): Promise<Page<AuditEntryInfo>> {
     return pageOf<AuditEntryInfo>(
-      await this.#json("GET", "/audit", { query: { ...query } }),
+      await this.#http.json("GET", "/audit", { query: { ...query } }),
       "entries",
     );
   }
@@ -480,122 +461,16 @@ export class ServiceClient {
     body: RequestOptions,
     ifMatch: number | undefined,
   ): Promise<PutResult> {
-    const res = await this.#send("PUT", p`/tenants/${tenant}/namespaces/${namespace}/manifest`, {
-      ...body,
-      ...(ifMatch === undefined ? {} : { headers: { "if-match": `"v${ifMatch}"` } }),
-    });
+    const res = await this.#http.send(
+      "PUT",
+      p`/tenants/${tenant}/namespaces/${namespace}/manifest`,
+      {
+        ...body,
+        ...(ifMatch === undefined ? {} : { headers: { "if-match": `"v${ifMatch}"` } }),
+      },
+    );
     return putResult(res.status, await readJson(res));
   }
-
-  async #json(method: string, path: string, options: RequestOptions = {}): Promise<unknown> {
-    return await readJson(await this.#send(method, path, options));
-  }
-
-  async #send(method: string, path: string, options: RequestOptions): Promise<Response> {
-    const url = new URL(`${this.server}/api/v1${path}`);
-    for (const [k, v] of Object.entries(options.query ?? {})) {
-      if (v !== undefined) url.searchParams.set(k, String(v));
-    }
-    const headers = new Headers(options.headers);
-    headers.set("authorization", `Bearer ${this.#token}`);
-    headers.set("accept", options.accept ?? "application/json");
-    let body: BodyInit | undefined;
-    if (options.json !== undefined) {
-      headers.set("content-type", "application/json");
-      body = JSON.stringify(options.json);
-    } else if (options.body !== undefined) {
-      headers.set("content-type", options.contentType ?? "application/octet-stream");
-      body = options.body as BodyInit;
-    }
-    let res: Response;
-    try {
-      res = await this.#fetch(url, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body }),
-        redirect: "manual",
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-    } catch (err) {
-      if (err instanceof DOMException && err.name === "TimeoutError") {
-        throw new CfgtoolError(
-          "timeout",
-          `no answer from ${this.server} within ${this.#timeoutMs / 1000}s (${method} ${path})`,
-          { status: 504, cause: err },
-        );
-      }
-      throw new CfgtoolError("unreachable", `cannot reach ${this.server}: ${reason(err)}`, {
-        status: 503,
-        cause: err,
-      });
-    }
-    if (res.ok || res.status === 304) return res;
-    throw await errorFrom(res, method, path);
-  }
-}
-
-/** Builds a path from a template, percent-encoding every interpolated segment. */
-function p(strings: TemplateStringsArray, ...values: string[]): string {
-  let out = strings[0] ?? "";
-  values.forEach((v, i) => {
-    out += encodeURIComponent(v) + (strings[i + 1] ?? "");
-  });
-  return out;
-}
-
-function reason(err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
-  // Deno: "error sending request for url (…): client error (Connect): tcp connect error: …"
-  const m = /^error sending request for url \([^)]*\): (.*)$/s.exec(msg);
-  return m ? m[1]! : msg;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function asObject(v: unknown): Record<string, unknown> {
-  if (!isObject(v)) throw unexpected(`expected a JSON object, got ${JSON.stringify(v)}`);
-  return v;
-}
-
-function unexpected(message: string): CfgtoolError {
-  return new CfgtoolError(
-    "unexpected_response",
-    `unexpected response from the service: ${message}`,
-    {
-      status: 502,
-    },
-  );
-}
-
-async function readJson(res: Response): Promise<unknown> {
-  const text = await res.text();
-  if (text === "") return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw unexpected(`HTTP ${res.status} with a body that is not JSON`);
-  }
-}
-
-function itemOf<T>(body: unknown, key: string): T {
-  const obj = asObject(body);
-  const inner = obj[key];
-  if (isObject(inner)) return inner as T;
-  const { request_id: _id, ...rest } = obj;
-  return rest as T;
-}
-
-function pageOf<T>(body: unknown, key: string): Page<T> {
-  if (Array.isArray(body)) return { items: body as T[], next: null };
-  const obj = asObject(body);
-  const list = Array.isArray(obj.items) ? obj.items : obj[key];
-  if (!Array.isArray(list)) throw unexpected(`expected a list of ${key}`);
-  const next = typeof obj.next === "string" || typeof obj.next === "number"
-    ? String(obj.next)
-    : null;
-  return { items: list as T[], next };
 }
 
 function issued(body: unknown): IssuedToken {
@@ -631,78 +506,4 @@ function filesAsText(files: ManifestFiles): Record<string, string> {
     }
   }
   return out;
-}
-
-function toProblem(v: unknown): Problem {
-  const o = isObject(v) ? v : {};
-  const problem: Problem = {
-    path: typeof o.path === "string" ? o.path : "",
-    message: typeof o.message === "string" ? o.message : JSON.stringify(v),
-  };
-  if (typeof o.line === "number") problem.line = o.line;
-  if (typeof o.column === "number") problem.column = o.column;
-  if (typeof o.key === "string") problem.key = o.key;
-  return problem;
-}
-
-const STATUS_CODES: Readonly<Record<number, string>> = {
-  400: "invalid_request",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not_found",
-  409: "conflict",
-  412: "precondition_failed",
-  413: "payload_too_large",
-  422: "invalid_manifest",
-  429: "rate_limit_exceeded",
-};
-
-async function errorFrom(res: Response, method: string, path: string): Promise<CfgtoolError> {
-  const text = await res.text().catch(() => "");
-  let env: Record<string, unknown> = {};
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (isObject(parsed)) env = parsed;
-  } catch { /* not an envelope */ }
-  const status = res.status;
-  const hasEnvelope = typeof env.code === "string" && typeof env.message === "string";
-  let code = hasEnvelope ? env.code as string : STATUS_CODES[status] ?? "http_error";
-  let message = hasEnvelope ? env.message as string : `${method} /api/v1${path}: HTTP ${status}`;
-  if (status >= 300 && status < 400) {
-    code = "unexpected_redirect";
-    message = `the service redirected ${method} /api/v1${path} to ${
-      res.headers.get("location") ?? "another URL"
-    }; use that URL as --server`;
-  }
-  const details = isObject(env.details) ? env.details : undefined;
-  const opts = details === undefined ? {} : { details };
-  let err: CfgtoolError;
-  if (code === "invalid_manifest" && Array.isArray(details?.problems)) {
-    err = new ProblemsError(details.problems.map(toProblem), code, message);
-  } else if (code === "unauthorized" && status === 401) {
-    err = new UnauthorizedError(message, opts);
-  } else if (code === "forbidden" && status === 403) {
-    err = new ForbiddenError(message, opts);
-  } else if (code === "conflict" && status === 409) {
-    err = new ConflictError(message, opts);
-  } else if (code === "precondition_failed" && status === 412) {
-    err = new PreconditionFailedError(message, opts);
-  } else if (code === "invalid_request" && status === 400) {
-    err = new UsageError(message, opts);
-  } else if (status === 404) {
-    err = new NotFoundError(code, message, opts);
-  } else if (status === 429) {
-    const header = res.headers.get("retry-after");
-    const retry = header !== null && Number.isFinite(Number(header))
-      ? Number(header)
-      : Number(details?.retry_after ?? 1);
-    err = new RateLimitError(message, retry, opts);
-  } else {
-    err = new CfgtoolError(code, message, { status, ...opts });
-  }
-  const requestId = typeof env.request_id === "string"
-    ? env.request_id
-    : res.headers.get("x-request-id");
-  if (requestId) requestIds.set(err, requestId);
-  return err;
 }

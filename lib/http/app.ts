@@ -19,6 +19,15 @@ import { namespaceRoutes } from "./namespaces.ts";
 import { manifestRoutes } from "./manifest.ts";
 import { tokenRoutes } from "./tokens.ts";
 import { auditRoutes } from "./audit.ts";
+import { closureRoutes } from "./closure.ts";
+import { eventRoutes } from "./events.ts";
+import {
+  evaluatePreflightRoutes,
+  evaluateRoutes,
+  evaluationService,
+  invalidateOnWrite,
+} from "./evaluate.ts";
+import { ofrepRoutes } from "./ofrep.ts";
 
 /** What the HTTP application needs from the server. */
 export interface AppDeps {
@@ -99,6 +108,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   api.route("/tokens", tokenRoutes(deps));
   api.route("/audit", auditRoutes(deps));
   // Routes of later issues register here, one line each.
+  api.route("/events", eventRoutes(deps));
+  const evaluation = evaluationService(deps); // compiled models, rate limiter, CORS origins
+  app.use("/api/v1/tenants/*", invalidateOnWrite(evaluation)); // writes drop cached models
+  app.route("/", evaluatePreflightRoutes(deps, evaluation)); // CORS preflights carry no credential
+  app.route("/ofrep/v1", ofrepRoutes(deps, evaluation)); // own auth: OFREP error shapes
+  api.route("/tenants/:tenant/namespaces/:ns/environments/:env", evaluateRoutes(deps, evaluation));
+  app.route("/api/v1", closureRoutes(deps)); // own auth: bearer or signed token
   app.route("/api/v1", api);
   return app;
 }

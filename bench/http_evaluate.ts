@@ -1,0 +1,380 @@
+/**
+ * Evaluation HTTP benchmark: a real `cfgtool serve` process on loopback,
+ * loaded with wrk against `…/evaluate`, `…/evaluate/all` and OFREP bulk,
+ * next to a bare `Deno.serve` hello-world (bench/hello_server.ts) measured
+ * in the same run.
+ *
+ * ```sh
+ * deno run -A bench/http_evaluate.ts [--duration 8] [--connections 32] [--threads 1]
+ *   [--repeat 1] [--warmup 2]
+ * ```
+ *
+ * Setup: a temp-dir KV with a bootstrapped superadmin, tenant `bench`,
+ * namespace `web` holding the realistic namespace of
+ * bench/fixtures/realistic_namespace.ts (50 flags, 20 segments, nested
+ * references, rollouts; `staging` made public), a namespace-read token and
+ * a namespace-client token. The server runs with `--client-rate-limit`
+ * high enough not to refuse, and its JSON access log goes to a file in the
+ * temp dir. Each case sends the same request (one realistic context) with
+ * wrk's static mode (bench/wrk/request.lua); every response status is
+ * checked after the run. Only 127.0.0.1 is contacted; each wrk run is
+ * killed if it outlives its duration by 30 s. Prints a markdown table:
+ * requests/s, p50, p99 (median over the rounds) and the share of the
+ * hello-world figure.
+ *
+ * @module
+ */
+import {
+  FLAG_KEYS,
+  makeContexts,
+  realisticNamespaceFiles,
+} from "./fixtures/realistic_namespace.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const CLI = `${ROOT}cli.ts`;
+const HELLO = `${ROOT}bench/hello_server.ts`;
+const LUA = `${ROOT}bench/wrk/request.lua`;
+
+interface Options {
+  duration: number;
+  connections: number;
+  threads: number;
+  repeat: number;
+  warmup: number;
+}
+
+interface Case {
+  id: string;
+  label: string;
+  url: string;
+  method: string;
+  body: string | null;
+  headers: string[];
+  expect: number;
+}
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  socketErrors: string | null;
+}
+
+function parseArgs(args: string[]): Options {
+  const o: Options = { duration: 8, connections: 32, threads: 1, repeat: 1, warmup: 2 };
+  for (let i = 0; i < args.length; i += 2) {
+    const name = args[i]!.replace(/^--/, "") as keyof Options;
+    const value = Number(args[i + 1]);
+    if (!(name in o) || !Number.isFinite(value) || value < 0) {
+      throw new Error(`bad option ${args[i]} ${args[i + 1]}`);
+    }
+    o[name] = value;
+  }
+  return o;
+}
+
+/** A child process whose stdout is scanned for its URL. */
+async function startChild(cmd: string, args: string[], pattern: RegExp) {
+  const child = new Deno.Command(cmd, { args, stdout: "piped", stderr: "inherit", stdin: "null" })
+    .spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  const deadline = Date.now() + 30_000;
+  while (true) {
+    const m = pattern.exec(out);
+    if (m) break;
+    if (Date.now() > deadline) throw new Error(`${args.join(" ")} did not start:\n${out}`);
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${args.join(" ")} exited:\n${out}`);
+    out += value;
+  }
+  // keep draining stdout so the child never blocks on it
+  (async () => {
+    while (!(await reader.read()).done) { /* discard */ }
+  })().catch(() => {});
+  return { child, url: pattern.exec(out)![1]! };
+}
+
+async function stop(child: Deno.ChildProcess): Promise<void> {
+  try {
+    child.kill("SIGTERM");
+  } catch {
+    // gone
+  }
+  await child.status;
+}
+
+async function api(base: string, token: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+function toMs(text: string): number {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(text.trim());
+  if (!m) throw new Error(`cannot read wrk duration "${text}"`);
+  return Number(m[1]) * ({ us: 1e-3, ms: 1, s: 1e3 } as Record<string, number>)[m[2]!]!;
+}
+
+async function runWrk(c: Case, o: Options, duration: number, tmp: string): Promise<Result> {
+  let bodyFile = "-";
+  if (c.body !== null) {
+    bodyFile = `${tmp}/${c.id}.json`;
+    await Deno.writeTextFile(bodyFile, c.body);
+  }
+  const args = [
+    "--threads",
+    String(o.threads),
+    "--connections",
+    String(o.connections),
+    "--duration",
+    `${duration}s`,
+    "--latency",
+    "-s",
+    LUA,
+    c.url,
+    "--",
+    c.method,
+    bodyFile,
+    "static",
+    ...c.headers,
+  ];
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), (duration + 30) * 1000);
+  try {
+    const out = await new Deno.Command("wrk", {
+      args,
+      stdout: "piped",
+      stderr: "piped",
+      signal: ac.signal,
+    })
+      .output();
+    const text = new TextDecoder().decode(out.stdout);
+    if (!out.success) throw new Error(`wrk failed: ${text}${new TextDecoder().decode(out.stderr)}`);
+    const rps = /^Requests\/sec:\s+([\d.]+)/m.exec(text);
+    const p50 = /^\s+50%\s+(\S+)/m.exec(text);
+    const p99 = /^\s+99%\s+(\S+)/m.exec(text);
+    if (!rps || !p50 || !p99) throw new Error(`cannot read wrk output:\n${text}`);
+    return {
+      rps: Number(rps[1]),
+      p50: toMs(p50[1]!),
+      p99: toMs(p99[1]!),
+      non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[1] ?? 0),
+      socketErrors: /Socket errors: (.*)$/m.exec(text)?.[1] ?? null,
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<number> {
+  const o = parseArgs(Deno.args);
+  try {
+    await new Deno.Command("wrk", { args: ["--version"], stdout: "null", stderr: "null" }).output();
+  } catch {
+    console.error(
+      "wrk is not installed: apt-get install -y wrk (Debian/Ubuntu), brew install wrk (macOS)",
+    );
+    return 1;
+  }
+  const tmp = await Deno.makeTempDir({ prefix: "cfgtool-bench-eval-" });
+  const children: Deno.ChildProcess[] = [];
+  try {
+    const hello = await startChild(
+      Deno.execPath(),
+      ["run", "--allow-net", HELLO, "0"],
+      /hello listening on (http:\/\/\S+)/,
+    );
+    children.push(hello.child);
+    const kv = `${tmp}/kv.sqlite3`;
+    const boot = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--unstable-kv", CLI, "admin", "bootstrap", "--kv", kv],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!boot.success) throw new Error(new TextDecoder().decode(boot.stderr));
+    const admin = new TextDecoder().decode(boot.stdout).trim().split("\n").at(-1)!;
+    const server = await startChild("sh", [
+      "-c",
+      `exec "$0" "$@" 2>"${tmp}/access.log"`,
+      Deno.execPath(),
+      "run",
+      "-A",
+      "--unstable-kv",
+      CLI,
+      "serve",
+      "--port",
+      "0",
+      "--kv",
+      kv,
+      "--client-rate-limit",
+      "1000000000",
+    ], /listening on (http:\/\/\S+)/);
+    children.push(server.child);
+    const base = server.url;
+
+    await api(base, admin, "POST", "/api/v1/tenants", { slug: "bench" });
+    await api(base, admin, "POST", "/api/v1/tenants/bench/namespaces", { slug: "web" });
+    const files: Record<string, string> = {};
+    const dec = new TextDecoder();
+    for (const [path, bytes] of realisticNamespaceFiles()) files[path] = dec.decode(bytes);
+    files["namespace.toml"] = files["namespace.toml"]!.replace(
+      /(\[namespace\.environments\.staging\][^[]*?)public_evaluate\s*=\s*false/,
+      "$1public_evaluate = true",
+    );
+    if (!/environments\.staging\][^[]*public_evaluate = true/.test(files["namespace.toml"]!)) {
+      files["namespace.toml"] = files["namespace.toml"]!.replace(
+        "[namespace.environments.staging]",
+        "[namespace.environments.staging]\npublic_evaluate = true",
+      );
+    }
+    await api(base, admin, "PUT", "/api/v1/tenants/bench/namespaces/web/manifest", { files });
+    const read = (await api(base, admin, "POST", "/api/v1/tokens", {
+      type: "namespace-read",
+      name: "bench-read",
+      tenant_slug: "bench",
+      namespace_slug: "web",
+    })).secret as string;
+    const client = (await api(base, admin, "POST", "/api/v1/tokens", {
+      type: "namespace-client",
+      name: "bench-client",
+      tenant_slug: "bench",
+      namespace_slug: "web",
+      environment_slug: "staging",
+    })).secret as string;
+
+    const context = makeContexts(1, 7)[0]!;
+    const evalUrl = `${base}/api/v1/tenants/bench/namespaces/web/environments/staging/evaluate`;
+    const ofrepUrl = `${base}/ofrep/v1/evaluate/flags`;
+    const json = "Content-Type: application/json";
+    const etag = (await fetch(ofrepUrl, {
+      method: "POST",
+      headers: { authorization: `Bearer ${client}`, "content-type": "application/json" },
+      body: JSON.stringify({ context }),
+    }).then(async (r) => {
+      await r.body?.cancel();
+      return r.headers.get("etag");
+    }))!;
+    const cases: Case[] = [
+      {
+        id: "hello",
+        label: "bare `Deno.serve` hello-world",
+        url: `${hello.url}/`,
+        method: "GET",
+        body: null,
+        headers: [],
+        expect: 200,
+      },
+      {
+        id: "healthz",
+        label: "cfgtool `GET /healthz` (no auth, no KV: the framework floor)",
+        url: `${base}/healthz`,
+        method: "GET",
+        body: null,
+        headers: [],
+        expect: 200,
+      },
+      {
+        id: "evaluate",
+        label: "`POST …/evaluate` (one flag, namespace-read token)",
+        url: evalUrl,
+        method: "POST",
+        body: JSON.stringify({ flag: FLAG_KEYS[0], context }),
+        headers: [`Authorization: Bearer ${read}`, json],
+        expect: 200,
+      },
+      {
+        id: "evaluate-client",
+        label: "`POST …/evaluate` (one flag, namespace-client token)",
+        url: evalUrl,
+        method: "POST",
+        body: JSON.stringify({ flag: FLAG_KEYS[0], context }),
+        headers: [`Authorization: Bearer ${client}`, json, "Origin: https://app.example"],
+        expect: 200,
+      },
+      {
+        id: "evaluate-all",
+        label: "`POST …/evaluate/all` (50 flags, namespace-read token)",
+        url: `${evalUrl}/all`,
+        method: "POST",
+        body: JSON.stringify({ context }),
+        headers: [`Authorization: Bearer ${read}`, json],
+        expect: 200,
+      },
+      {
+        id: "ofrep-bulk",
+        label: "OFREP bulk (50 flags, namespace-client token), 200",
+        url: ofrepUrl,
+        method: "POST",
+        body: JSON.stringify({ context }),
+        headers: [`Authorization: Bearer ${client}`, json],
+        expect: 200,
+      },
+      {
+        id: "ofrep-bulk-304",
+        label: "OFREP bulk with `If-None-Match`, 304",
+        url: ofrepUrl,
+        method: "POST",
+        body: JSON.stringify({ context }),
+        headers: [`Authorization: Bearer ${client}`, json, `If-None-Match: ${etag}`],
+        expect: 304,
+      },
+    ];
+    for (const c of cases) {
+      const res = await fetch(c.url, {
+        method: c.method,
+        headers: Object.fromEntries(c.headers.map((h) => h.split(/:\s*/, 2) as [string, string])),
+        ...(c.body === null ? {} : { body: c.body }),
+      });
+      await res.body?.cancel();
+      if (res.status !== c.expect) throw new Error(`${c.id}: ${res.status}, expected ${c.expect}`);
+    }
+    console.error(
+      `wrk: ${o.threads} thread(s), ${o.connections} connections, ${o.duration} s per run, ` +
+        `${o.repeat} round(s), ${o.warmup} s warm-up`,
+    );
+    if (o.warmup > 0) { for (const c of cases) await runWrk(c, o, o.warmup, tmp); }
+    const runs = new Map<string, Result[]>();
+    for (let r = 0; r < o.repeat; r++) {
+      for (const c of cases) {
+        const res = await runWrk(c, o, o.duration, tmp);
+        // wrk counts 304 as "Non-2xx or 3xx"; only a 304 case may have them
+        if ((res.non2xx > 0 && c.expect === 200) || res.socketErrors !== null) {
+          throw new Error(
+            `${c.id}: ${res.non2xx} unexpected statuses, socket errors ${res.socketErrors}`,
+          );
+        }
+        console.error(`${c.id}: ${Math.round(res.rps)} req/s, p99 ${res.p99.toFixed(2)} ms`);
+        runs.set(c.id, [...(runs.get(c.id) ?? []), res]);
+      }
+    }
+    const helloRps = median(runs.get("hello")!.map((x) => x.rps));
+    console.log("| request | requests/s | p50 | p99 | share of hello-world |");
+    console.log("| --- | --- | --- | --- | --- |");
+    for (const c of cases) {
+      const rs = runs.get(c.id)!;
+      const rps = median(rs.map((x) => x.rps));
+      console.log(
+        `| ${c.label} | ${Math.round(rps).toLocaleString("en-US")} | ` +
+          `${median(rs.map((x) => x.p50)).toFixed(2)} ms | ${
+            median(rs.map((x) => x.p99)).toFixed(2)
+          } ms | ` +
+          `${Math.round((100 * rps) / helloRps)} % |`,
+      );
+    }
+    return 0;
+  } finally {
+    for (const c of children.reverse()) await stop(c);
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) Deno.exit(await main());

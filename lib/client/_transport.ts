@@ -1,0 +1,190 @@
+/**
+ * The HTTP transport of {@linkcode ServiceClient}: builds `/api/v1` URLs,
+ * sends the bearer token, applies the timeout, refuses redirects and turns a
+ * non-2xx answer's error envelope into the matching {@linkcode CfgtoolError}
+ * (remembering its `request_id`); a failed connection is `unreachable`.
+ *
+ * @module
+ */
+import {
+  CfgtoolError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  PreconditionFailedError,
+  ProblemsError,
+  RateLimitError,
+  UnauthorizedError,
+  UsageError,
+} from "../errors.ts";
+import { isObject, readJson, toProblem } from "./_response.ts";
+
+/** What a request sends besides its method and path. */
+export interface RequestOptions {
+  query?: Record<string, string | number | undefined>;
+  json?: unknown;
+  body?: Uint8Array;
+  contentType?: string;
+  accept?: string;
+  headers?: Record<string, string>;
+}
+
+/** Where and how to send: the normalised server URL, the credential, limits. */
+export interface TransportOptions {
+  /** Base URL, without a trailing slash or `/api/v1`. */
+  server: string;
+  /** Bearer credential. */
+  token: string;
+  /** Per-request timeout in milliseconds. */
+  timeoutMs: number;
+  /** The fetch to use. */
+  fetch: typeof fetch;
+}
+
+const requestIds = new WeakMap<Error, string>();
+
+/** The `request_id` recorded for an error thrown by a {@linkcode Transport}. */
+export function recordedRequestId(err: unknown): string | undefined {
+  return err instanceof Error ? requestIds.get(err) : undefined;
+}
+
+/** Sends requests to one service with one credential. */
+export class Transport {
+  readonly #server: string;
+  readonly #token: string;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: TransportOptions) {
+    this.#server = options.server;
+    this.#token = options.token;
+    this.#timeoutMs = options.timeoutMs;
+    this.#fetch = options.fetch;
+  }
+
+  /** Sends a request and reads the answer as JSON. */
+  async json(method: string, path: string, options: RequestOptions = {}): Promise<unknown> {
+    return await readJson(await this.send(method, path, options));
+  }
+
+  /** Sends a request; resolves with a 2xx or 304 answer, throws for any other. */
+  async send(method: string, path: string, options: RequestOptions): Promise<Response> {
+    const url = new URL(`${this.#server}/api/v1${path}`);
+    for (const [k, v] of Object.entries(options.query ?? {})) {
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    }
+    const headers = new Headers(options.headers);
+    headers.set("authorization", `Bearer ${this.#token}`);
+    headers.set("accept", options.accept ?? "application/json");
+    let body: BodyInit | undefined;
+    if (options.json !== undefined) {
+      headers.set("content-type", "application/json");
+      body = JSON.stringify(options.json);
+    } else if (options.body !== undefined) {
+      headers.set("content-type", options.contentType ?? "application/octet-stream");
+      body = options.body as BodyInit;
+    }
+    let res: Response;
+    try {
+      res = await this.#fetch(url, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        redirect: "manual",
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+    } catch (err) {
+      if (err instanceof DOMException && err.name === "TimeoutError") {
+        throw new CfgtoolError(
+          "timeout",
+          `no answer from ${this.#server} within ${this.#timeoutMs / 1000}s (${method} ${path})`,
+          { status: 504, cause: err },
+        );
+      }
+      throw new CfgtoolError("unreachable", `cannot reach ${this.#server}: ${reason(err)}`, {
+        status: 503,
+        cause: err,
+      });
+    }
+    if (res.ok || res.status === 304) return res;
+    throw await errorFrom(res, method, path);
+  }
+}
+
+/** Builds a path from a template, percent-encoding every interpolated segment. */
+export function p(strings: TemplateStringsArray, ...values: string[]): string {
+  let out = strings[0] ?? "";
+  values.forEach((v, i) => {
+    out += encodeURIComponent(v) + (strings[i + 1] ?? "");
+  });
+  return out;
+}
+
+function reason(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  // Deno: "error sending request for url (…): client error (Connect): tcp connect error: …"
+  const m = /^error sending request for url \([^)]*\): (.*)$/s.exec(msg);
+  return m ? m[1]! : msg;
+}
+
+const STATUS_CODES: Readonly<Record<number, string>> = {
+  400: "invalid_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  409: "conflict",
+  412: "precondition_failed",
+  413: "payload_too_large",
+  422: "invalid_manifest",
+  429: "rate_limit_exceeded",
+};
+
+async function errorFrom(res: Response, method: string, path: string): Promise<CfgtoolError> {
+  const text = await res.text().catch(() => "");
+  let env: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isObject(parsed)) env = parsed;
+  } catch { /* not an envelope */ }
+  const status = res.status;
+  const hasEnvelope = typeof env.code === "string" && typeof env.message === "string";
+  let code = hasEnvelope ? env.code as string : STATUS_CODES[status] ?? "http_error";
+  let message = hasEnvelope ? env.message as string : `${method} /api/v1${path}: HTTP ${status}`;
+  if (status >= 300 && status < 400) {
+    code = "unexpected_redirect";
+    message = `the service redirected ${method} /api/v1${path} to ${
+      res.headers.get("location") ?? "another URL"
+    }; use that URL as --server`;
+  }
+  const details = isObject(env.details) ? env.details : undefined;
+  const opts = details === undefined ? {} : { details };
+  let err: CfgtoolError;
+  if (code === "invalid_manifest" && Array.isArray(details?.problems)) {
+    err = new ProblemsError(details.problems.map(toProblem), code, message);
+  } else if (code === "unauthorized" && status === 401) {
+    err = new UnauthorizedError(message, opts);
+  } else if (code === "forbidden" && status === 403) {
+    err = new ForbiddenError(message, opts);
+  } else if (code === "conflict" && status === 409) {
+    err = new ConflictError(message, opts);
+  } else if (code === "precondition_failed" && status === 412) {
+    err = new PreconditionFailedError(message, opts);
+  } else if (code === "invalid_request" && status === 400) {
+    err = new UsageError(message, opts);
+  } else if (status === 404) {
+    err = new NotFoundError(code, message, opts);
+  } else if (status === 429) {
+    const header = res.headers.get("retry-after");
+    const retry = header !== null && Number.isFinite(Number(header))
+      ? Number(header)
+      : Number(details?.retry_after ?? 1);
+    err = new RateLimitError(message, retry, opts);
+  } else {
+    err = new CfgtoolError(code, message, { status, ...opts });
+  }
+  const requestId = typeof env.request_id === "string"
+    ? env.request_id
+    : res.headers.get("x-request-id");
+  if (requestId) requestIds.set(err, requestId);
+  return err;
+}

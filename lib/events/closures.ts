@@ -1,0 +1,157 @@
+/**
+ * Closures read from the store: one manifest version's files and model,
+ * the closure of a subscription at that version, and its archive through
+ * the per-process memo. Shared by the closure endpoint and the stream hub.
+ *
+ * @module
+ */
+import { packArchive } from "../closure/archive.ts";
+import { closureHash, type FileSet } from "../closure/hash.ts";
+import { type MemoEntry, memoFor, memoKey } from "../closure/memo.ts";
+import { selectClosure } from "../closure/select.ts";
+import { canonicalFlagList, type FlagSelection } from "../closure/subscription.ts";
+import type { Manifest } from "../flags/model.ts";
+import { parseManifest } from "../flags/validate.ts";
+import { versionKey } from "../store/keys.ts";
+import { readFiles, type VersionMeta } from "../store/versions.ts";
+
+/** One stored manifest version, read and parsed. */
+export interface LoadedVersion {
+  meta: VersionMeta;
+  /** Every file of the version. */
+  files: Map<string, Uint8Array>;
+  /** The parsed manifest. */
+  model: Manifest;
+}
+
+/**
+ * Reads and parses a manifest version, or null when its data is gone
+ * (pruned, or never recorded).
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @param version the version
+ * @returns the version, or null
+ *
+ * @example
+ * ```ts
+ * import { loadVersion } from "./closures.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if (await loadVersion(kv, "acme", "web", 1) !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function loadVersion(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+  version: number,
+): Promise<LoadedVersion | null> {
+  const meta = (await kv.get<VersionMeta>(versionKey(tenant, namespace, version))).value;
+  if (meta === null) return null;
+  let files: Map<string, Uint8Array>;
+  try {
+    files = await readFiles(kv, tenant, namespace, version);
+  } catch {
+    return null; // pruned between the two reads
+  }
+  return { meta, files, model: parseManifest(files) };
+}
+
+/** A closure and its hash. */
+export interface Closure {
+  files: Map<string, Uint8Array>;
+  hash: string;
+}
+
+/**
+ * The closure of a subscription at a loaded version.
+ *
+ * @param v the version
+ * @param flags the subscription
+ * @returns the closure files and hash
+ *
+ * @example
+ * ```ts
+ * import { closureOf } from "./closures.ts";
+ * import { parseManifest } from "../flags/validate.ts";
+ * const files = new Map<string, Uint8Array>();
+ * const c = await closureOf({ meta: {} as never, files, model: parseManifest(files) }, "*");
+ * if (c.files.size !== 0 || !c.hash.startsWith("sha256:")) throw new Error();
+ * ```
+ */
+export async function closureOf(v: LoadedVersion, flags: FlagSelection): Promise<Closure> {
+  const files = selectClosure(v.files, flags, v.model);
+  return { files, hash: await closureHash(files) };
+}
+
+/**
+ * Size of the uncompressed ustar archive of a file set: a 512-byte header
+ * per file, contents padded to 512 bytes, and two zero blocks at the end.
+ *
+ * @param files the files
+ * @returns bytes
+ *
+ * @example
+ * ```ts
+ * import { tarSize } from "./closures.ts";
+ * if (tarSize(new Map([["a", new Uint8Array(1)]])) !== 2048) throw new Error();
+ * ```
+ */
+export function tarSize(files: FileSet): number {
+  let size = 1024;
+  for (const bytes of files.values()) size += 512 + Math.ceil(bytes.length / 512) * 512;
+  return size;
+}
+
+/**
+ * The archive of a closure, generated once per process and memoized.
+ *
+ * @param kv the store (selects the memo)
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @param meta the version's metadata
+ * @param flags the subscription
+ * @param closure the closure, when the caller has it
+ * @param load reads the version when the closure is not given
+ * @returns archive, closure hash and tar size
+ *
+ * @example
+ * ```ts ignore
+ * const entry = await closureArchive(kv, "acme", "web", meta, "*", closure);
+ * ```
+ */
+export function closureArchive(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+  meta: VersionMeta,
+  flags: FlagSelection,
+  closure: Closure | null,
+  load: () => Promise<LoadedVersion | null>,
+): Promise<MemoEntry | null> {
+  const key = memoKey(tenant, namespace, meta.version, meta.tree, canonicalFlagList(flags));
+  const memo = memoFor(kv);
+  const hit = memo.get(key);
+  if (hit !== undefined) return Promise.resolve(hit);
+  return memo.getOrCreate(key, async () => {
+    let c = closure;
+    if (c === null) {
+      const v = await load();
+      if (v === null) throw new GoneError();
+      c = await closureOf(v, flags);
+    }
+    return { archive: await packArchive(c.files), closureHash: c.hash, tarSize: tarSize(c.files) };
+  }).catch((err) => {
+    if (err instanceof GoneError) return null;
+    throw err;
+  });
+}
+
+class GoneError extends Error {
+  constructor() {
+    super("version data is gone");
+    this.name = "GoneError";
+  }
+}

@@ -1,0 +1,406 @@
+/**
+ * The stream hub's work for one namespace in this process: ONE head-watcher
+ * subscription, and per distinct subscription (canonical flag list) one
+ * group that holds the closure its members hold and computes each delta
+ * once for all of them. Head changes and joins run one at a time in a
+ * queue, so every member sees the namespace's versions in order.
+ *
+ * Per head change and group: the new closure is selected once; an
+ * unchanged closure sends nothing; otherwise the delta is serialized once
+ * and each member gets the inline frame for its `prev_version` (frames are
+ * shared between members with the same one), a snapshot when a snapshot
+ * rule holds, or a `resync` when its base can no longer be rebuilt after it
+ * had been following inline events.
+ *
+ * @module
+ */
+import { chooseDelivery, computeDelta, type DeliveryLimits } from "../closure/delta.ts";
+import { signClosureToken } from "../closure/signed_token.ts";
+import {
+  canonicalFlagList,
+  encodeSubscription,
+  type FlagSelection,
+} from "../closure/subscription.ts";
+import type { Logger } from "../log.ts";
+import type { HeadWatcher } from "../store/head_watcher.ts";
+import { type VersionStatus, versionStatus } from "../store/retention.ts";
+import { getHead, type Head } from "../store/versions.ts";
+import {
+  type Closure,
+  closureArchive,
+  closureOf,
+  type LoadedVersion,
+  loadVersion,
+} from "./closures.ts";
+import type { NamespaceState, StreamConnection } from "./connection.ts";
+import {
+  inlineData,
+  inlineParts,
+  resyncData,
+  type ResyncReason,
+  snapshotData,
+  snapshotUrl,
+} from "./payload.ts";
+import { sseFrame } from "./sse.ts";
+import { tarSize } from "./closures.ts";
+
+/** What a feed needs from the hub. */
+export interface FeedDeps {
+  kv: Deno.Kv;
+  key: CryptoKey;
+  heads: HeadWatcher;
+  limits: DeliveryLimits;
+  log: Logger;
+  now: () => Date;
+}
+
+/** A group's current closure: what every member holds (or will after its first event). */
+interface Base {
+  loaded: LoadedVersion;
+  closure: Closure;
+}
+
+/** Members sharing one subscription of the namespace. */
+interface Group {
+  flags: FlagSelection;
+  /** Encoded subscription (snapshot URLs). */
+  subscription: string;
+  base: Base | null;
+  members: Set<StreamConnection>;
+}
+
+/** Counters, for tests and metrics. */
+export interface FeedStats {
+  groups: number;
+  members: number;
+  /** Deltas computed (one per group and head change with a changed closure). */
+  deltas: number;
+}
+
+/**
+ * One namespace's feed.
+ *
+ * @example
+ * ```ts ignore
+ * const feed = new NamespaceFeed(deps, "acme", "web", () => feeds.delete(id));
+ * await feed.join(conn, state, null);
+ * ```
+ */
+export class NamespaceFeed {
+  readonly tenant: string;
+  readonly slug: string;
+  readonly #deps: FeedDeps;
+  readonly #groups = new Map<string, Group>();
+  readonly #onEmpty: () => void;
+  readonly #unwatch: () => void;
+  readonly #loaded = new Map<number, LoadedVersion>();
+  #queue: Promise<void> = Promise.resolve();
+  #deltas = 0;
+  #pendingJoins = 0;
+  #stopped = false;
+
+  constructor(deps: FeedDeps, tenant: string, slug: string, onEmpty: () => void) {
+    this.#deps = deps;
+    this.tenant = tenant;
+    this.slug = slug;
+    this.#onEmpty = onEmpty;
+    this.#unwatch = deps.heads.watch(tenant, slug, () => this.#enqueue(() => this.#process()));
+  }
+
+  /** Counters. */
+  get stats(): FeedStats {
+    let members = 0;
+    for (const g of this.#groups.values()) members += g.members.size;
+    return { groups: this.#groups.size, members, deltas: this.#deltas };
+  }
+
+  /**
+   * Adds a connection (its state for this namespace is already in
+   * `conn.states`) and sends its first event, a snapshot. `hint` is the
+   * resume version the client sent, if any.
+   */
+  join(conn: StreamConnection, hint: number | null): Promise<void> {
+    this.#pendingJoins++;
+    return this.#enqueue(async () => {
+      try {
+        await this.#join(conn, hint);
+      } catch (err) {
+        conn.close(); // fatal: the client reconnects
+        throw err;
+      } finally {
+        this.#pendingJoins--;
+        if (this.#groups.size === 0 && this.#pendingJoins === 0) this.stop();
+      }
+    });
+  }
+
+  async #join(conn: StreamConnection, hint: number | null): Promise<void> {
+    const state = conn.states.get(this.slug);
+    if (conn.closed || state === undefined || this.#stopped) return;
+    const canonical = canonicalFlagList(state.flags);
+    let group = this.#groups.get(canonical);
+    if (group === undefined) {
+      group = {
+        flags: state.flags,
+        subscription: encodeSubscription(state.flags),
+        base: null,
+        members: new Set(),
+      };
+      this.#groups.set(canonical, group);
+    }
+    group.members.add(conn);
+    if (group.base === null) {
+      const head = await getHead(this.#deps.kv, this.tenant, this.slug);
+      if (head === null) return this.#closeAll("namespace deleted");
+      const loaded = await this.#load(head.version);
+      if (loaded === null) throw new Error(`Cannot read head version ${head.version}`);
+      group.base = { loaded, closure: await closureOf(loaded, group.flags) };
+    }
+    state.hint = await this.#resolveHint(hint, group);
+    if (group.base.loaded.meta.version > 0) await this.#sendFirst(conn, state, group);
+  }
+
+  /** Removes a connection; the last one stops the feed. */
+  leave(conn: StreamConnection): void {
+    for (const [k, g] of this.#groups) {
+      if (g.members.delete(conn) && g.members.size === 0) this.#groups.delete(k);
+    }
+    if (this.#groups.size === 0 && this.#pendingJoins === 0) this.stop();
+  }
+
+  /** Stops watching (idempotent). */
+  stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#unwatch();
+    this.#onEmpty();
+  }
+
+  /** Waits for queued work (tests). */
+  async idle(): Promise<void> {
+    let q: Promise<void>;
+    do {
+      q = this.#queue;
+      await q;
+    } while (q !== this.#queue);
+  }
+
+  #enqueue(task: () => Promise<void>): Promise<void> {
+    const run = this.#queue.then(task).catch((err) => {
+      this.#deps.log("error", "event feed failed", {
+        tenant: this.tenant,
+        namespace: this.slug,
+        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      });
+    });
+    this.#queue = run;
+    return run;
+  }
+
+  /** Reads a version, keeping the last few in memory (they are shared by every group). */
+  async #load(version: number): Promise<LoadedVersion | null> {
+    const hit = this.#loaded.get(version);
+    if (hit !== undefined) return hit;
+    const loaded = await loadVersion(this.#deps.kv, this.tenant, this.slug, version);
+    if (loaded !== null) {
+      this.#loaded.set(version, loaded);
+      for (const v of this.#loaded.keys()) {
+        if (this.#loaded.size <= 2) break;
+        this.#loaded.delete(v);
+      }
+    }
+    return loaded;
+  }
+
+  async #resolveHint(
+    hint: number | null,
+    group: Group,
+  ): Promise<{ version: number; hash: string } | null> {
+    const base = group.base!;
+    if (hint === null || hint > base.loaded.meta.version) return null;
+    if (hint === base.loaded.meta.version) return { version: hint, hash: base.closure.hash };
+    const loaded = await loadVersion(this.#deps.kv, this.tenant, this.slug, hint);
+    if (loaded === null) return null; // pruned or unrecorded: the first snapshot starts afresh
+    return { version: hint, hash: (await closureOf(loaded, group.flags)).hash };
+  }
+
+  async #process(): Promise<void> {
+    if (this.#stopped) return;
+    const head = await getHead(this.#deps.kv, this.tenant, this.slug);
+    if (head === null) return this.#closeAll("namespace deleted");
+    for (const group of [...this.#groups.values()]) await this.#advance(group, head);
+  }
+
+  #closeAll(reason: string): void {
+    this.#deps.log("info", "closing event streams", {
+      tenant: this.tenant,
+      namespace: this.slug,
+      reason,
+    });
+    for (const g of this.#groups.values()) for (const c of g.members) c.close();
+  }
+
+  async #advance(group: Group, head: Head): Promise<void> {
+    const base = group.base;
+    if (base === null || head.version === base.loaded.meta.version) return;
+    const started = performance.now();
+    const loaded = await this.#load(head.version);
+    if (loaded === null) return; // pruned already: a later head will come
+    const next: Base = { loaded, closure: await closureOf(loaded, group.flags) };
+    group.base = next;
+    const members = [...group.members];
+    const version = head.version;
+    if (version < base.loaded.meta.version) {
+      // The head went back (a restore): clients hold versions the server no longer has.
+      await Promise.all(members.map((m) => this.#resync(m, group, "unknown_since")));
+      return;
+    }
+    const unchanged = next.closure.hash === base.closure.hash;
+    const entries = unchanged ? [] : await computeDelta({
+      prev: base.closure.files,
+      next: next.closure.files,
+      prevPaths: base.loaded.files,
+      nextPaths: loaded.files,
+    });
+    if (!unchanged) this.#deltas++;
+    const parts = inlineParts(this.slug, version, base.closure.hash, next.closure.hash, entries);
+    const frames = new Map<number, { frame: Uint8Array; bytes: number }>();
+    const statuses = new Map<number, Promise<VersionStatus>>();
+    const statusOf = (v: number): Promise<VersionStatus> => {
+      if (v === base.loaded.meta.version) return Promise.resolve("available");
+      let p = statuses.get(v);
+      if (p === undefined) {
+        p = versionStatus(this.#deps.kv, this.tenant, this.slug, v);
+        statuses.set(v, p);
+      }
+      return p;
+    };
+    const work: Promise<unknown>[] = [];
+    for (const m of members) {
+      const state = m.states.get(this.slug);
+      if (state === undefined || m.closed) continue;
+      if (state.version === null) {
+        work.push(this.#sendFirst(m, state, group));
+        continue;
+      }
+      if (unchanged) continue; // byte-identical closure: no event
+      const prev = { version: state.version, hash: state.hash! };
+      if (state.hash !== base.closure.hash) {
+        work.push(this.#sendSnapshot(m, group, prev)); // never inline onto a state we did not send
+        continue;
+      }
+      work.push(
+        statusOf(state.version).then((status) => {
+          if (status !== "available") {
+            if (state.inlineSent) {
+              return this.#resync(
+                m,
+                group,
+                status === "pruned" ? "version_too_old" : "pre_git_era",
+              );
+            }
+            return this.#sendSnapshot(m, group, prev);
+          }
+          let f = frames.get(state.version!);
+          if (f === undefined) {
+            const data = inlineData(parts, state.version!);
+            f = {
+              frame: sseFrame("version", `${this.slug}:${version}`, data),
+              bytes: byteLength(data),
+            };
+            frames.set(state.version!, f);
+          }
+          const delivery = chooseDelivery(
+            { first: false, baseUnavailable: false, entries: entries.length, dataBytes: f.bytes },
+            this.#deps.limits,
+          );
+          if (delivery !== "inline") return this.#sendSnapshot(m, group, prev);
+          m.sendEvent(this.slug, f.frame, { version, hash: next.closure.hash, kind: "inline" });
+        }),
+      );
+    }
+    await Promise.all(work);
+    this.#deps.log("info", "event fan-out", {
+      tenant: this.tenant,
+      namespace: this.slug,
+      version,
+      subscription: group.subscription,
+      members: members.length,
+      entries: entries.length,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    });
+  }
+
+  #sendFirst(m: StreamConnection, state: NamespaceState, group: Group): Promise<void> {
+    return this.#sendSnapshot(m, group, state.hint);
+  }
+
+  async #signedUrl(m: StreamConnection, group: Group, version: number): Promise<string> {
+    const token = await signClosureToken(this.#deps.key, m.principalId, {
+      tenant: this.tenant,
+      namespace: this.slug,
+      version,
+      subscription: group.subscription,
+    }, this.#deps.now());
+    return snapshotUrl(m.origin, this.tenant, this.slug, version, group.subscription, token);
+  }
+
+  /** Warms the archive memo so the members' downloads are served from memory. */
+  #warm(group: Group, base: Base): void {
+    closureArchive(
+      this.#deps.kv,
+      this.tenant,
+      this.slug,
+      base.loaded.meta,
+      group.flags,
+      base.closure,
+      () => Promise.resolve(base.loaded),
+    ).catch(() => {});
+  }
+
+  async #sendSnapshot(
+    m: StreamConnection,
+    group: Group,
+    prev: { version: number; hash: string } | null,
+  ): Promise<void> {
+    const base = group.base!;
+    const version = base.loaded.meta.version;
+    this.#warm(group, base);
+    const data = snapshotData({
+      namespace: this.slug,
+      version,
+      prev_version: prev?.version ?? null,
+      prev_closure_hash: prev?.hash ?? null,
+      closure_hash: base.closure.hash,
+      snapshot_url: await this.#signedUrl(m, group, version),
+      snapshot_size_bytes: tarSize(base.closure.files),
+    });
+    m.sendEvent(this.slug, sseFrame("version", `${this.slug}:${version}`, data), {
+      version,
+      hash: base.closure.hash,
+      kind: "snapshot",
+    });
+  }
+
+  async #resync(m: StreamConnection, group: Group, reason: ResyncReason): Promise<void> {
+    const base = group.base!;
+    const version = base.loaded.meta.version;
+    this.#warm(group, base);
+    const data = resyncData(this.slug, version, reason, await this.#signedUrl(m, group, version));
+    m.sendEvent(this.slug, sseFrame("resync", `${this.slug}:${version}`, data), {
+      version,
+      hash: base.closure.hash,
+      kind: "resync",
+    });
+  }
+}
+
+const encoder = new TextEncoder();
+
+/** UTF-8 byte length of event data (mostly ASCII: only non-ASCII text pays for encoding). */
+function byteLength(text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) > 0x7f) return encoder.encode(text).length;
+  }
+  return text.length;
+}

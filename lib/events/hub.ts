@@ -1,0 +1,219 @@
+/**
+ * The stream hub of a process: every open event-stream connection, one
+ * {@linkcode NamespaceFeed} per watched namespace (one head-watcher
+ * subscription each, fanned out in memory), the per-credential connection
+ * registry, and one ticker for keepalives and idle closes. Nothing here
+ * polls the KV per connection.
+ *
+ * @module
+ */
+import type { FlagSelection } from "../closure/subscription.ts";
+import { encodeSubscription } from "../closure/subscription.ts";
+import type { Logger } from "../log.ts";
+import type { ServiceSettings } from "../settings.ts";
+import type { HeadWatcher } from "../store/head_watcher.ts";
+import { StreamConnection } from "./connection.ts";
+import { NamespaceFeed } from "./feed.ts";
+import { ConnectionRegistry } from "./registry.ts";
+import { createSseStream } from "./sse.ts";
+
+/** What the hub needs. */
+export interface HubDeps {
+  kv: Deno.Kv;
+  key: CryptoKey;
+  heads: HeadWatcher;
+  settings: ServiceSettings;
+  log: Logger;
+  /** Aborting it ends every stream. */
+  shutdown: AbortSignal;
+  /** Clock. */
+  now?: () => Date;
+}
+
+/** A validated request to open a stream. */
+export interface OpenRequest {
+  /** Token id or user id (signed snapshot tokens are bound to it). */
+  principalId: string;
+  /** What the per-credential limit counts (token id or session id). */
+  credentialId: string;
+  /** The connection's tenant. */
+  tenant: string;
+  /** Scheme and host of the request, for snapshot URLs. */
+  origin: string;
+  /** Subscribed namespaces with their resume hints. */
+  namespaces: { slug: string; flags: FlagSelection; hint: number | null }[];
+}
+
+/** Counters of a hub. */
+export interface HubStats {
+  connections: number;
+  feeds: number;
+  groups: number;
+  deltas: number;
+}
+
+/**
+ * The process's event-stream hub.
+ *
+ * @example
+ * ```ts
+ * import { EventHub } from "./hub.ts";
+ * import { HeadWatcher } from "../store/head_watcher.ts";
+ * import { DEFAULT_SETTINGS } from "../settings.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const heads = new HeadWatcher(kv);
+ * const ac = new AbortController();
+ * const hub = new EventHub({ kv, key: await randomTokenKey(), heads, settings: DEFAULT_SETTINGS, log: () => {}, shutdown: ac.signal });
+ * if (hub.stats.connections !== 0) throw new Error();
+ * ac.abort();
+ * heads.close();
+ * kv.close();
+ * ```
+ */
+export class EventHub {
+  readonly #deps: HubDeps;
+  readonly registry: ConnectionRegistry;
+  readonly #feeds = new Map<string, NamespaceFeed>();
+  readonly #conns = new Set<StreamConnection>();
+  readonly #tickMs: number;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #nextId = 1;
+  #closed = false;
+
+  constructor(deps: HubDeps) {
+    this.#deps = deps;
+    this.registry = new ConnectionRegistry(deps.settings.maxConnectionsPerToken);
+    const { keepaliveMs, idleCloseMs } = deps.settings;
+    this.#tickMs = Math.max(5, Math.min(1000, Math.floor(Math.min(keepaliveMs, idleCloseMs) / 4)));
+    if (deps.shutdown.aborted) this.close();
+    else deps.shutdown.addEventListener("abort", () => this.close(), { once: true });
+  }
+
+  /** Counters. */
+  get stats(): HubStats {
+    let groups = 0;
+    let deltas = 0;
+    for (const f of this.#feeds.values()) {
+      const s = f.stats;
+      groups += s.groups;
+      deltas += s.deltas;
+    }
+    return { connections: this.#conns.size, feeds: this.#feeds.size, groups, deltas };
+  }
+
+  /**
+   * Opens a stream: takes a slot of the credential (429 when none is left),
+   * subscribes to every namespace and returns the response body. The first
+   * event of each namespace (a snapshot) follows as soon as it is built.
+   */
+  open(req: OpenRequest): ReadableStream<Uint8Array> {
+    if (this.#closed) throw new Error("The event hub is shut down");
+    const release = this.registry.acquire(req.credentialId);
+    const now = () => this.#now().getTime();
+    const holder: { conn?: StreamConnection } = {};
+    const stream = createSseStream(() => {
+      release();
+      if (holder.conn !== undefined) this.#drop(holder.conn);
+    });
+    const conn = holder.conn = new StreamConnection({
+      id: this.#nextId++,
+      principalId: req.principalId,
+      tenant: req.tenant,
+      origin: req.origin,
+      stream,
+      now,
+    });
+    this.#conns.add(conn);
+    this.#ensureTimer();
+    for (const ns of req.namespaces) {
+      conn.states.set(ns.slug, {
+        slug: ns.slug,
+        flags: ns.flags,
+        subscription: encodeSubscription(ns.flags),
+        version: null,
+        hash: null,
+        inlineSent: false,
+        hint: null,
+      });
+    }
+    for (const ns of req.namespaces) {
+      void this.#feed(req.tenant, ns.slug).join(conn, ns.hint);
+    }
+    return stream.body;
+  }
+
+  /** Waits until every feed has handled what it was told (tests, benchmarks). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#feeds.values()].map((f) => f.idle()));
+  }
+
+  /** Ends every stream and stops the feeds. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    for (const c of [...this.#conns]) c.close();
+    for (const f of [...this.#feeds.values()]) f.stop();
+  }
+
+  #now(): Date {
+    return this.#deps.now?.() ?? new Date();
+  }
+
+  #feed(tenant: string, slug: string): NamespaceFeed {
+    const id = `${tenant}\u0000${slug}`;
+    let feed = this.#feeds.get(id);
+    if (feed === undefined) {
+      const created: NamespaceFeed = new NamespaceFeed(
+        {
+          kv: this.#deps.kv,
+          key: this.#deps.key,
+          heads: this.#deps.heads,
+          limits: this.#deps.settings,
+          log: this.#deps.log,
+          now: () => this.#now(),
+        },
+        tenant,
+        slug,
+        () => {
+          if (this.#feeds.get(id) === created) this.#feeds.delete(id);
+        },
+      );
+      feed = created;
+      this.#feeds.set(id, feed);
+    }
+    return feed;
+  }
+
+  #drop(conn: StreamConnection): void {
+    if (!this.#conns.delete(conn)) return;
+    for (const slug of conn.states.keys()) {
+      this.#feeds.get(`${conn.tenant}\u0000${slug}`)?.leave(conn);
+    }
+    if (this.#conns.size === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  #ensureTimer(): void {
+    if (this.#timer !== undefined || this.#closed) return;
+    const timer = setInterval(() => this.#tick(), this.#tickMs);
+    Deno.unrefTimer(timer);
+    this.#timer = timer;
+  }
+
+  #tick(): void {
+    const t = this.#now().getTime();
+    const { keepaliveMs, idleCloseMs } = this.#deps.settings;
+    for (const c of [...this.#conns]) {
+      if (t - c.lastEventAt >= idleCloseMs) {
+        c.close();
+      } else if (t - c.lastWriteAt >= keepaliveMs - this.#tickMs) {
+        c.keepalive();
+      }
+    }
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Checks of `segments/<key>.toml`: match mode and predicates, collecting
+ * the references to other segments for the cycle check.
+ *
+ * @module
+ */
+import { refName, validatePredicate } from "../conditions.ts";
+import type { Predicate } from "../conditions.ts";
+import type { TomlTable } from "../toml.ts";
+import { describe, type FileChecker, isTable } from "./_validate_common.ts";
+import type { Segment } from "./model.ts";
+
+const SEGMENT_KEYS = ["schema_version", "description", "match", "predicate"];
+
+/**
+ * Checks one segment file; `refs` are its references to other segments,
+ * each with the key path where it is made.
+ */
+export function checkSegment(
+  fc: FileChecker,
+  key: string,
+  t: TomlTable,
+  segmentKeys: ReadonlySet<string>,
+): { segment: Segment; refs: { target: string; key: string }[] } {
+  fc.keys(t, "", SEGMENT_KEYS);
+  fc.schemaVersion(t);
+  const segment: Segment = { key, description: "", match: "all", predicates: [] };
+  const refs: { target: string; key: string }[] = [];
+  segment.description = fc.optString(t, "", "description", "") ?? "";
+  const match = t.match;
+  if (match !== undefined) {
+    if (match === "all" || match === "any") segment.match = match;
+    else {
+      fc.report(
+        "match",
+        typeof match === "string"
+          ? `unknown match ${JSON.stringify(match)} (one of all, any)`
+          : `expected a string (all or any), found ${describe(match)}`,
+      );
+    }
+  }
+  if (t.predicate === undefined) {
+    fc.report("predicate", "missing required key: a segment needs at least one [[predicate]]");
+    return { segment, refs };
+  }
+  const preds = fc.tableArray(t, "", "predicate");
+  if (preds === undefined) return { segment, refs };
+  if (preds.length === 0) fc.report("predicate", "a segment needs at least one predicate");
+  preds.forEach((raw, i) => {
+    const prefix = `predicate[${i}]`;
+    const r = validatePredicate(raw, "segment");
+    if ("problems" in r) {
+      for (const p of r.problems) {
+        fc.report(p.key === "" ? prefix : `${prefix}.${p.key}`, p.message);
+      }
+    } else {
+      segment.predicates.push(r.predicate as Predicate);
+    }
+    const attribute = isTable(raw) ? raw.attribute : undefined;
+    const target = typeof attribute === "string" ? refName(attribute, "segment") : undefined;
+    if (target === undefined) return;
+    if (segmentKeys.has(target)) refs.push({ target, key: `${prefix}.attribute` });
+    else fc.report(`${prefix}.attribute`, `unknown segment ${JSON.stringify(target)}`);
+  });
+  return { segment, refs };
+}

@@ -1,0 +1,130 @@
+/**
+ * `GET /api/v1/tenants/{tenant}/namespaces/{slug}/closure` (spec/events.md):
+ * the closure of (tenant, slug, version, subscription) as a deterministic
+ * tar.gz archive. Authenticated either by a bearer credential with
+ * `manifest.read`, or by a signed `token` query parameter from the event
+ * stream (when no `Authorization` header is sent). Archives are memoized
+ * per process.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import { authenticate } from "../auth/principal.ts";
+import { authorize } from "../auth/permissions.ts";
+import { verifyClosureToken } from "../closure/signed_token.ts";
+import { decodeSubscription } from "../closure/subscription.ts";
+import { CfgtoolError, NotFoundError, UnauthorizedError, UsageError } from "../errors.ts";
+import { closureArchive, loadVersion } from "../events/closures.ts";
+import { getNamespace } from "../store/namespaces.ts";
+import { versionKey } from "../store/keys.ts";
+import { getHead, type VersionMeta } from "../store/versions.ts";
+import type { AppDeps, AppEnv } from "./app.ts";
+import { authDeps, requestContext } from "./authn.ts";
+import { intParam } from "./params.ts";
+
+/**
+ * The closure route, mounted under `/api/v1` before the bearer-auth routes
+ * (it authenticates itself).
+ *
+ * @param deps the app's dependencies
+ * @returns the route
+ *
+ * @example
+ * ```ts ignore
+ * app.route("/api/v1", closureRoutes(deps));
+ * ```
+ */
+export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
+  const { kv } = deps;
+  const app = new Hono<AppEnv>();
+  const now = () => deps.now?.() ?? new Date();
+
+  app.get("/tenants/:tenant/namespaces/:ns/closure", async (c) => {
+    const tenant = c.req.param("tenant");
+    const namespace = c.req.param("ns");
+    const versionParam = c.req.query("version");
+    if (versionParam === undefined || versionParam === "") {
+      throw new UsageError("version is required");
+    }
+    const version = intParam(versionParam, "version")!;
+    if (version === 0) throw new UsageError("version must be 1 or more");
+    const subscription = c.req.query("subscription");
+    if (subscription === undefined || subscription === "") {
+      throw new UsageError("subscription is required");
+    }
+    const flags = decodeSubscription(subscription);
+
+    const authorization = c.req.header("authorization");
+    if (authorization !== undefined) {
+      const principal = await authenticate(authDeps(deps), authorization, requestContext(c));
+      c.set("principal", principal);
+      await authorize(kv, principal, "manifest.read", { tenant, namespace });
+    } else {
+      const token = c.req.query("token");
+      if (token === undefined) {
+        throw new UnauthorizedError(
+          "Missing credential: send Authorization: Bearer <token> or a signed token parameter",
+        );
+      }
+      const who = await verifyClosureToken(
+        deps.key,
+        token,
+        { tenant, namespace, version, subscription },
+        now(),
+      );
+      if (who === null) {
+        throw new CfgtoolError(
+          "closure_token_invalid",
+          "Signed closure token is invalid, expired or for another closure",
+          { status: 401 },
+        );
+      }
+    }
+
+    await getNamespace(kv, tenant, namespace);
+    const head = await getHead(kv, tenant, namespace);
+    if (head === null || version > head.version) {
+      throw new NotFoundError(
+        "namespace_not_found",
+        `No version ${version} of ${tenant}/${namespace}: the current version is ${
+          head?.version ?? 0
+        }`,
+      );
+    }
+    const meta = (await kv.get<VersionMeta>(versionKey(tenant, namespace, version))).value;
+    const entry = meta === null ? null : await closureArchive(
+      kv,
+      tenant,
+      namespace,
+      meta,
+      flags,
+      null,
+      () => loadVersion(kv, tenant, namespace, version),
+    );
+    if (entry === null) {
+      throw new CfgtoolError(
+        "closure_unavailable",
+        `The closure of version ${version} was pruned past retention; fetch a newer version`,
+        { status: 410, details: { current_version: head.version } },
+      );
+    }
+    const etag = `"v${version}-${entry.closureHash}"`;
+    const headers: Record<string, string> = { etag, "cache-control": "private, max-age=60" };
+    if (matchesEtag(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
+    return c.body(entry.archive as Uint8Array<ArrayBuffer>, 200, {
+      ...headers,
+      "content-type": "application/x-tar",
+      "content-length": String(entry.archive.length),
+    });
+  });
+
+  return app;
+}
+
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header.split(",").some((t) => {
+    const v = t.trim().replace(/^W\//, "");
+    return v === etag || v === "*";
+  });
+}

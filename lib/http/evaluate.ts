@@ -1,0 +1,322 @@
+/**
+ * The evaluation endpoints of DESIGN.md §6, under
+ * `/api/v1/tenants/{t}/namespaces/{ns}/environments/{env}`:
+ *
+ * - `POST …/evaluate` `{flag, context}` → one evaluation result
+ *   `{flag, value, variation, reason, rule_index?, error_code?, error_message?, version}`.
+ *   An unknown flag is still 200, with reason `ERROR` and error code
+ *   `FLAG_NOT_FOUND` (OpenFeature reports evaluation errors in the result,
+ *   and `…/evaluate/all` could not do otherwise).
+ * - `POST …/evaluate/all` `{context}` → `{version, flags: {key: result}}`.
+ *
+ * Who: `evaluate` (namespace-read and above) and `namespace-client` tokens
+ * for their bound triple while its environment has `public_evaluate = true`
+ * (lib/auth/permissions.ts decides). `namespace-client` requests are rate
+ * limited per (tenant, namespace, environment, Origin) (lib/http/rate_limit.ts)
+ * and get CORS headers for an allowed Origin (lib/http/cors.ts); preflights
+ * are answered by {@linkcode evaluatePreflightRoutes}. An environment that
+ * the namespace's current manifest does not declare is 404
+ * `environment_not_found`; a bad context is 400 `invalid_context`
+ * (lib/http/context_input.ts).
+ *
+ * The compiled model comes from the process's {@linkcode ModelCache};
+ * {@linkcode invalidateOnWrite} keeps it exact for writes made through this
+ * process.
+ *
+ * @module
+ */
+import { type Context as HonoContext, Hono, type MiddlewareHandler } from "hono";
+import { authorize } from "../auth/permissions.ts";
+import type { Principal } from "../auth/principal.ts";
+import { NotFoundError, UsageError } from "../errors.ts";
+import { type CompiledModel, evaluateAll, evaluateFlag } from "../flags/evaluate.ts";
+import { type CachedModel, ModelCache } from "../flags/model_cache.ts";
+import { getNamespace } from "../store/namespaces.ts";
+import { getTenant } from "../store/tenants.ts";
+import { getHead } from "../store/versions.ts";
+import type { AppDeps, AppEnv } from "./app.ts";
+import { parseJsonObject, readBodyBytes } from "./body.ts";
+import { EVALUATION_BODY_LIMIT, validateContext } from "./context_input.ts";
+import { applyCors, ClientOriginIndex, corsOrigin, preflightResponse } from "./cors.ts";
+import { RateLimiter } from "./rate_limit.ts";
+import type { Context } from "../conditions.ts";
+
+/** The per-process state shared by the evaluation endpoints and OFREP. */
+export interface EvaluationService {
+  /** Compiled models per namespace. */
+  models: ModelCache;
+  /** The namespace-client rate limiter. */
+  limiter: RateLimiter;
+  /** Origins of namespace-client tokens, for preflights. */
+  origins: ClientOriginIndex;
+}
+
+/** A (tenant, namespace, environment) triple. */
+export interface Triple {
+  tenant: string;
+  namespace: string;
+  environment: string;
+}
+
+/**
+ * Creates the evaluation state of one app; it is released when
+ * `deps.shutdown` aborts.
+ *
+ * @param deps the app dependencies
+ * @returns the shared state
+ *
+ * @example
+ * ```ts ignore
+ * const evaluation = evaluationService(deps);
+ * api.route("/tenants/:tenant/namespaces/:ns/environments/:env", evaluateRoutes(deps, evaluation));
+ * ```
+ */
+export function evaluationService(
+  deps: Pick<AppDeps, "kv" | "heads" | "settings" | "shutdown">,
+): EvaluationService {
+  const models = new ModelCache(deps.kv, deps.heads, {
+    settleMs: Math.max(50, 2 * deps.settings.headPollMs),
+  });
+  deps.shutdown.addEventListener("abort", () => models.close(), { once: true });
+  return {
+    models,
+    limiter: new RateLimiter({ perMinute: deps.settings.clientRateLimitPerMinute }),
+    origins: new ClientOriginIndex(deps.kv),
+  };
+}
+
+/**
+ * Middleware for `/api/v1/tenants/*` that invalidates the cached model of a
+ * namespace when a write to it (or to its tenant) succeeded, before the
+ * response leaves: the next evaluation on this process reads the new head.
+ * Writes are every method but GET, HEAD and OPTIONS outside
+ * `…/environments/…`; an extra invalidation only costs one head read.
+ *
+ * @param svc the evaluation state
+ * @returns the middleware
+ *
+ * @example
+ * ```ts ignore
+ * app.use("/api/v1/tenants/*", invalidateOnWrite(evaluation));
+ * ```
+ */
+export function invalidateOnWrite(svc: EvaluationService): MiddlewareHandler<AppEnv> {
+  return async function invalidateModels(c, next) {
+    await next();
+    const method = c.req.method;
+    if (method === "GET" || method === "HEAD" || method === "OPTIONS") return;
+    if (c.res.status >= 400) return;
+    const m = /^\/api\/v1\/tenants\/([^/]+)(?:\/namespaces(?:\/([^/]+)(\/.*)?)?)?$/.exec(
+      c.req.path,
+    );
+    if (m === null) return;
+    const tenant = decodeURIComponent(m[1]!);
+    if (m[2] === undefined) {
+      // the tenant itself, or its namespace collection (a namespace created anew)
+      svc.models.invalidateTenant(tenant);
+      return;
+    }
+    if (m[3] !== undefined && m[3].startsWith("/environments/")) return;
+    svc.models.invalidate(tenant, decodeURIComponent(m[2]));
+  };
+}
+
+/**
+ * Checks and counts an evaluation request: authorization (403), then for
+ * `namespace-client` tokens the rate limit (429).
+ *
+ * @param deps the app dependencies
+ * @param svc the evaluation state
+ * @param p the principal
+ * @param t the triple evaluated
+ * @param origin the request's `Origin`
+ *
+ * @example
+ * ```ts ignore
+ * await admitEvaluation(deps, svc, principal, { tenant, namespace, environment }, origin);
+ * ```
+ */
+export async function admitEvaluation(
+  deps: Pick<AppDeps, "kv">,
+  svc: EvaluationService,
+  p: Principal,
+  t: Triple,
+  origin: string | undefined,
+): Promise<void> {
+  await authorize(deps.kv, p, "evaluate", t);
+  if (p.kind === "token" && p.token.type === "namespace-client") {
+    const counted = corsOrigin(p, origin) ?? "";
+    svc.limiter.check(RateLimiter.key(t.tenant, t.namespace, t.environment, counted));
+  }
+}
+
+/**
+ * The model to evaluate a triple with: 404 `tenant_not_found` /
+ * `namespace_not_found` when the namespace does not exist, 404
+ * `environment_not_found` when its current manifest does not declare the
+ * environment.
+ *
+ * @param deps the app dependencies
+ * @param svc the evaluation state
+ * @param t the triple
+ * @param minVersion evaluate at least this version (see {@linkcode ModelCache.get})
+ * @returns the head and model
+ *
+ * @example
+ * ```ts ignore
+ * const { model } = await modelFor(deps, svc, { tenant, namespace, environment });
+ * ```
+ */
+export async function modelFor(
+  deps: Pick<AppDeps, "kv">,
+  svc: EvaluationService,
+  t: Triple,
+  minVersion?: number,
+): Promise<CachedModel> {
+  const cached = await svc.models.get(
+    t.tenant,
+    t.namespace,
+    minVersion === undefined ? {} : { minVersion },
+  );
+  if (cached === null) {
+    await getTenant(deps.kv, t.tenant); // tenant_not_found
+    await getNamespace(deps.kv, t.tenant, t.namespace); // namespace_not_found
+    throw new NotFoundError("namespace_not_found", `No namespace ${t.tenant}/${t.namespace}`);
+  }
+  assertEnvironment(cached.model, t);
+  return cached;
+}
+
+function assertEnvironment(model: CompiledModel, t: Triple): void {
+  if (!model.environments.includes(t.environment)) {
+    throw new NotFoundError(
+      "environment_not_found",
+      `Namespace ${t.tenant}/${t.namespace} has no environment ${t.environment} ` +
+        `in version ${model.version} of its manifest`,
+      { details: { environment: t.environment, version: model.version } },
+    );
+  }
+}
+
+/** A parsed evaluation request body. */
+export interface EvaluationBody {
+  /** The whole body. */
+  body: Record<string, unknown>;
+  /** Its size in bytes. */
+  bytes: number;
+}
+
+/**
+ * Reads an evaluation request body: a JSON object of at most 64 KiB (413
+ * above), or nothing (the empty object).
+ *
+ * @param req the request
+ * @returns the body and its size
+ *
+ * @example
+ * ```ts
+ * import { readEvaluationBody } from "./evaluate.ts";
+ * const { body } = await readEvaluationBody(new Request("http://x", { method: "POST", body: '{"context":{}}' }));
+ * if (typeof body.context !== "object") throw new Error();
+ * ```
+ */
+export async function readEvaluationBody(req: Request): Promise<EvaluationBody> {
+  // With a Content-Length within the limit, one arrayBuffer() call is several
+  // times faster than iterating the body stream (the common, hot case).
+  const declared = Number(req.headers.get("content-length") ?? NaN);
+  const bytes = Number.isInteger(declared) && declared <= EVALUATION_BODY_LIMIT
+    ? new Uint8Array(await req.arrayBuffer())
+    : await readBodyBytes(req, EVALUATION_BODY_LIMIT);
+  if (bytes.length === 0) return { body: {}, bytes: 0 };
+  return { body: parseJsonObject(bytes), bytes: bytes.length };
+}
+
+/**
+ * The evaluation routes, mounted under
+ * `/tenants/:tenant/namespaces/:ns/environments/:env` of the authenticated API.
+ *
+ * @param deps the app dependencies
+ * @param svc the evaluation state
+ * @returns the routes
+ *
+ * @example
+ * ```ts ignore
+ * api.route("/tenants/:tenant/namespaces/:ns/environments/:env", evaluateRoutes(deps, evaluation));
+ * ```
+ */
+export function evaluateRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use("*", async function evaluationCors(c, next) {
+    await next();
+    applyCors(c.res.headers, corsOrigin(c.get("principal"), c.req.header("origin")));
+  });
+
+  async function prepare(c: HonoContext<AppEnv>) {
+    const t: Triple = {
+      tenant: c.req.param("tenant")!,
+      namespace: c.req.param("ns")!,
+      environment: c.req.param("env")!,
+    };
+    await admitEvaluation(deps, svc, c.get("principal"), t, c.req.header("origin"));
+    const { body, bytes } = await readEvaluationBody(c.req.raw);
+    const context: Context = validateContext(body.context, { bodyBytes: bytes });
+    const { model } = await modelFor(deps, svc, t);
+    return { t, body, context, model };
+  }
+
+  app.post("/evaluate", async (c) => {
+    const { t, body, context, model } = await prepare(c);
+    const flag = body.flag;
+    if (typeof flag !== "string" || flag === "") {
+      throw new UsageError("flag is required: the key of the flag to evaluate");
+    }
+    return c.json(evaluateFlag(model, t.environment, flag, context));
+  });
+
+  app.post("/evaluate/all", async (c) => {
+    const { t, context, model } = await prepare(c);
+    return c.json({ version: model.version, flags: evaluateAll(model, t.environment, context) });
+  });
+
+  return app;
+}
+
+/**
+ * CORS preflights of `…/evaluate` and `…/evaluate/all`, mounted on the root
+ * app before the authenticated API (a preflight has no credential). See
+ * lib/http/cors.ts for the rule.
+ *
+ * @param deps the app dependencies
+ * @param svc the evaluation state
+ * @returns the routes
+ *
+ * @example
+ * ```ts ignore
+ * app.route("/", evaluatePreflightRoutes(deps, evaluation));
+ * ```
+ */
+export function evaluatePreflightRoutes(
+  deps: Pick<AppDeps, "kv">,
+  svc: EvaluationService,
+): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const base = "/api/v1/tenants/:tenant/namespaces/:ns/environments/:env";
+  for (const path of [`${base}/evaluate`, `${base}/evaluate/all`]) {
+    app.options(path, async (c) => {
+      const origin = c.req.header("origin");
+      const t: Triple = {
+        tenant: c.req.param("tenant")!,
+        namespace: c.req.param("ns")!,
+        environment: c.req.param("env")!,
+      };
+      let allowed = false;
+      if (origin !== undefined && await svc.origins.allows(origin, t)) {
+        const head = await getHead(deps.kv, t.tenant, t.namespace);
+        allowed = head?.environments[t.environment]?.public_evaluate === true;
+      }
+      return preflightResponse(origin, allowed);
+    });
+  }
+  return app;
+}

@@ -1,0 +1,189 @@
+/**
+ * `GET /api/v1/events` (spec/events.md): validates the subscription before
+ * the stream starts (400 / 403 / 414 / 429 with the spec's codes), then
+ * hands the connection to the process's {@linkcode EventHub}, which sends
+ * Server-Sent Events until the client leaves, the connection idles out or
+ * the server shuts down.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { authorize } from "../auth/permissions.ts";
+import type { Principal } from "../auth/principal.ts";
+import {
+  MAX_FLAGS_PER_NAMESPACE,
+  MAX_NAMESPACES,
+  type NamespaceSubscription,
+  parseNamespaceParam,
+  parseResumeHints,
+  type ResumeHint,
+} from "../closure/subscription.ts";
+import { CfgtoolError, UsageError } from "../errors.ts";
+import { EventHub } from "../events/hub.ts";
+import { getHead } from "../store/versions.ts";
+import type { AppDeps, AppEnv } from "./app.ts";
+
+/** Longest accepted query string, bytes. */
+export const MAX_QUERY_BYTES = 8 * 1024;
+
+/**
+ * The events route (mounted at `/events` under the authenticated API) and
+ * its hub.
+ *
+ * @param deps the app's dependencies
+ * @returns the route
+ *
+ * @example
+ * ```ts ignore
+ * api.route("/events", eventRoutes(deps));
+ * ```
+ */
+export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
+  const hub: EventHub = new EventHub({
+    kv: deps.kv,
+    key: deps.key,
+    heads: deps.heads,
+    settings: deps.settings,
+    log: deps.log,
+    shutdown: deps.shutdown,
+    ...(deps.now ? { now: deps.now } : {}),
+  });
+  hubs.set(deps.kv, hub);
+  const app = new Hono<AppEnv>();
+  app.get("/", async (c) => {
+    const url = new URL(c.req.url);
+    if (new TextEncoder().encode(url.search.replace(/^\?/, "")).length > MAX_QUERY_BYTES) {
+      return c.body(null, 414);
+    }
+    const principal = c.get("principal");
+    const subs = parseSubscriptions(c.req.queries("ns") ?? []);
+    const tenant = connectionTenant(principal, subs);
+    for (const s of subs) {
+      await authorize(deps.kv, principal, "manifest.read", { tenant, namespace: s.slug });
+      if (await getHead(deps.kv, tenant, s.slug) === null) {
+        throw invalidSubscription(
+          `No namespace ${s.slug} in tenant ${tenant}`,
+          "unknown_namespace",
+          s.slug,
+        );
+      }
+    }
+    const hints = resumeHints(c, tenant);
+    const body = hub.open({
+      principalId: principal.kind === "token" ? principal.token.id : principal.user_id,
+      credentialId: principal.kind === "token" ? principal.token.id : principal.session_id,
+      tenant,
+      origin: url.origin,
+      namespaces: subs.map((s) => ({
+        slug: s.slug,
+        flags: s.flags,
+        hint: hints.get(s.slug) ?? null,
+      })),
+    });
+    return new Response(body, {
+      status: 200,
+      headers: {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-store",
+        "x-accel-buffering": "no",
+      },
+    });
+  });
+  return app;
+}
+
+const hubs = new WeakMap<Deno.Kv, EventHub>();
+
+/**
+ * The event hub serving an opened KV in this process (for metrics and
+ * tests), if the app was created.
+ *
+ * @param kv the store the app was created with
+ * @returns the hub, or undefined
+ *
+ * @example
+ * ```ts
+ * import { eventHubOf } from "./events.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if (eventHubOf(kv) !== undefined) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function eventHubOf(kv: Deno.Kv): EventHub | undefined {
+  return hubs.get(kv);
+}
+
+function invalidSubscription(message: string, reason: string, namespace?: string): CfgtoolError {
+  return new CfgtoolError("invalid_subscription", message, {
+    status: 400,
+    details: namespace === undefined ? { reason } : { reason, namespace },
+  });
+}
+
+/** Parses and checks the `ns` values: count, syntax, per-namespace flag cap, repeats. */
+function parseSubscriptions(values: string[]): NamespaceSubscription[] {
+  if (values.length === 0) {
+    throw new UsageError("ns is required: repeat ns=<slug>:<flag-list> for each namespace");
+  }
+  if (values.length > MAX_NAMESPACES) {
+    throw invalidSubscription(
+      `A connection covers at most ${MAX_NAMESPACES} namespaces, not ${values.length}`,
+      "too_many_namespaces",
+    );
+  }
+  const subs = values.map(parseNamespaceParam);
+  const seen = new Set<string>();
+  for (const s of subs) {
+    const n = s.flags === "*" ? 1 : s.flags.length;
+    if (n > MAX_FLAGS_PER_NAMESPACE) {
+      throw invalidSubscription(
+        `At most ${MAX_FLAGS_PER_NAMESPACE} flags per namespace, not ${n} in ${s.slug}`,
+        "too_many_flags",
+        s.slug,
+      );
+    }
+    if (seen.has(s.slug)) throw new UsageError(`ns lists namespace ${s.slug} more than once`);
+    seen.add(s.slug);
+  }
+  return subs;
+}
+
+/**
+ * The one tenant of the connection: a tenant-bound token's own tenant (a
+ * `<tenant>/` prefix, if written, must name it); principals bound to no
+ * tenant (superadmin tokens, human sessions) write `<tenant>/<slug>`, the
+ * same tenant in every value.
+ */
+function connectionTenant(p: Principal, subs: NamespaceSubscription[]): string {
+  const bound = p.kind === "token" && p.token.type !== "superadmin" ? p.token.tenant_slug : null;
+  const tenants = new Set(subs.map((s) => s.tenant ?? bound));
+  if (tenants.has(null)) {
+    throw new UsageError(
+      "This credential is bound to no tenant: write ns=<tenant>/<slug>:<flag-list>",
+    );
+  }
+  if (tenants.size > 1) {
+    throw new UsageError("A connection covers namespaces of one tenant only");
+  }
+  return [...tenants][0]!;
+}
+
+/** `since` hints, overridden per slug by `Last-Event-ID`; hints of other tenants are ignored. */
+function resumeHints(c: Context<AppEnv>, tenant: string): Map<string, number> {
+  const out = new Map<string, number>();
+  const add = (h: ResumeHint) => {
+    if (h.tenant === null || h.tenant === tenant) out.set(h.slug, h.version);
+  };
+  const since = c.req.query("since");
+  if (since !== undefined) parseResumeHints(since, "since").forEach(add);
+  const last = c.req.header("last-event-id");
+  if (last !== undefined && last.trim() !== "") {
+    try {
+      parseResumeHints(last, "Last-Event-ID").slice(0, 1).forEach(add);
+    } catch {
+      // advisory: a malformed id is ignored, the first event is a snapshot anyway
+    }
+  }
+  return out;
+}

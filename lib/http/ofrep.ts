@@ -1,0 +1,505 @@
+/**
+ * The OpenFeature Remote Evaluation Protocol (OFREP, open-feature/protocol
+ * `service/openapi.yaml`) over the cfgtool engine:
+ *
+ * - `POST /ofrep/v1/evaluate/flags/{key}` `{context}` → 200
+ *   `{key, value, reason, variant, metadata}`;
+ * - `POST /ofrep/v1/evaluate/flags` `{context}` → 200 `{flags: [...]}` with
+ *   an `ETag`, or 304 when `If-None-Match` names it; for `namespace-client`
+ *   tokens the body also carries `eventStreams` (ADR-0008, see
+ *   lib/http/ofrep_events.ts).
+ *
+ * Which namespace: a `namespace-client` token evaluates its bound
+ * (tenant, namespace, environment); every other principal names them in
+ * `X-Cfgtool-Tenant`, `X-Cfgtool-Namespace` and `X-Cfgtool-Environment`
+ * (a client token that sends them must name its own binding, else 403).
+ * Permissions, the `public_evaluate` gate, the rate limit and CORS are those
+ * of `…/evaluate` (lib/http/evaluate.ts).
+ *
+ * Context: OpenFeature's `targetingKey` is copied to the context attribute
+ * `targeting_key`, the default `bucket_by` of rollouts (it wins over a
+ * `targeting_key` sent alongside); the rest of the context is used as sent,
+ * so `user.id` stays `user.id`. A `targetingKey` that is not a string is
+ * `INVALID_CONTEXT`; an empty one is `TARGETING_KEY_MISSING` (an absent one
+ * is fine: rules that need it are skipped, as everywhere in cfgtool).
+ *
+ * ## Errors (this module's own mapping, not the JSON envelope of §6)
+ *
+ * | condition | status | body |
+ * |---|---|---|
+ * | missing, unknown, expired or revoked credential | 401 | none (`WWW-Authenticate: Bearer`) |
+ * | not allowed, binding mismatch, `public_evaluate = false` | 403 | none |
+ * | rate limited | 429 | none, `Retry-After: <seconds>` |
+ * | body not JSON or not an object | 400 | `PARSE_ERROR` |
+ * | context not an object, too deep, too large; `targetingKey` not a string | 400 | `INVALID_CONTEXT` |
+ * | `targetingKey` is `""` | 400 | `TARGETING_KEY_MISSING` |
+ * | `X-Cfgtool-*` headers missing (non-client principals) | 400 | `GENERAL` |
+ * | unknown flag | 404 | `FLAG_NOT_FOUND` |
+ * | unknown tenant, namespace or environment | 404 | `FLAG_NOT_FOUND` (single), `GENERAL` (bulk) |
+ * | anything else | 500 | `GENERAL` |
+ *
+ * Error bodies are `{key, errorCode, errorDetails}` for the single-flag
+ * endpoint and `{errorCode, errorDetails}` for the bulk one.
+ *
+ * ## ETag
+ *
+ * The bulk `ETag` is a 64-bit hash of the response body: the evaluated
+ * results (key, value, reason, variant, metadata, in key order) and the
+ * event-stream entry. It changes exactly when what the caller would receive
+ * changes — a push that leaves this context's results as they were (another
+ * flag's targeting, another environment, a description) keeps it, so the
+ * caller's next poll is a 304. The manifest version is therefore not in the
+ * body; it is in the `X-Cfgtool-Version` header.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { Context as HonoContext } from "hono";
+import { authenticate, type Principal } from "../auth/principal.ts";
+import { CfgtoolError, ForbiddenError, NotFoundError, RateLimitError } from "../errors.ts";
+import type { Context } from "../conditions.ts";
+import { murmur3 } from "../flags/bucket.ts";
+import { evaluateAll, evaluateFlag, type EvaluationResult } from "../flags/evaluate.ts";
+import type { AppDeps, AppEnv } from "./app.ts";
+import { authDeps } from "./authn.ts";
+import { InvalidContextError, validateContext } from "./context_input.ts";
+import { applyCors, corsOrigin, preflightResponse } from "./cors.ts";
+import {
+  admitEvaluation,
+  type EvaluationService,
+  modelFor,
+  readEvaluationBody,
+  type Triple,
+} from "./evaluate.ts";
+import { eventStreamUrl, ofrepEventRoutes } from "./ofrep_events.ts";
+
+type Ctx = HonoContext<AppEnv>;
+
+/** OFREP error codes this server sends. */
+export type OfrepErrorCode =
+  | "PARSE_ERROR"
+  | "TARGETING_KEY_MISSING"
+  | "INVALID_CONTEXT"
+  | "FLAG_NOT_FOUND"
+  | "GENERAL";
+
+/**
+ * An OFREP-level refusal with its `errorCode` (400 unless said otherwise).
+ *
+ * @example
+ * ```ts
+ * import { OfrepError } from "./ofrep.ts";
+ * const err = new OfrepError("TARGETING_KEY_MISSING", "targetingKey is empty");
+ * if (err.status !== 400) throw new Error();
+ * ```
+ */
+export class OfrepError extends CfgtoolError {
+  /** The OFREP `errorCode`. */
+  readonly errorCode: OfrepErrorCode;
+
+  constructor(errorCode: OfrepErrorCode, message: string, status = 400) {
+    super(errorCode.toLowerCase(), message, { status });
+    this.name = "OfrepError";
+    this.errorCode = errorCode;
+  }
+}
+
+/**
+ * Turns an error into an OFREP response: the table of the module doc.
+ *
+ * @param err what was thrown
+ * @param key the flag key (single-flag endpoint), or undefined (bulk)
+ * @param log where unexpected errors are logged
+ * @param requestId the request id, for the log
+ * @returns the response (CORS headers are added by the caller)
+ *
+ * @example
+ * ```ts
+ * import { ofrepErrorResponse } from "./ofrep.ts";
+ * import { ForbiddenError } from "../errors.ts";
+ * const res = ofrepErrorResponse(new ForbiddenError("no"), "f", () => {}, "r1");
+ * if (res.status !== 403 || res.body !== null) throw new Error();
+ * ```
+ */
+export function ofrepErrorResponse(
+  err: unknown,
+  key: string | undefined,
+  log: AppDeps["log"],
+  requestId: string,
+): Response {
+  const headers = new Headers({ "cache-control": "no-store" });
+  if (err instanceof CfgtoolError) {
+    if (err.status === 401) {
+      headers.set("www-authenticate", "Bearer");
+      return new Response(null, { status: 401, headers });
+    }
+    if (err.status === 403 || err instanceof ForbiddenError) {
+      return new Response(null, { status: 403, headers });
+    }
+    if (err instanceof RateLimitError) {
+      headers.set("retry-after", String(err.retryAfter));
+      return new Response(null, { status: 429, headers });
+    }
+  }
+  const [status, errorCode, errorDetails] = classify(err, key);
+  if (status >= 500) {
+    log("error", "OFREP request failed", {
+      request_id: requestId,
+      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+    });
+  }
+  headers.set("content-type", "application/json");
+  const body = key === undefined ? { errorCode, errorDetails } : { key, errorCode, errorDetails };
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+function classify(err: unknown, key: string | undefined): [number, OfrepErrorCode, string] {
+  if (err instanceof OfrepError) return [err.status, err.errorCode, err.message];
+  if (err instanceof InvalidContextError) return [400, "INVALID_CONTEXT", err.message];
+  if (err instanceof CfgtoolError) {
+    if (err.code === "payload_too_large") {
+      return [400, "INVALID_CONTEXT", `${err.message}: the context may be at most 32 KiB`];
+    }
+    if (err.code === "invalid_request") return [400, "PARSE_ERROR", err.message];
+    if (err instanceof NotFoundError) {
+      return [404, key === undefined ? "GENERAL" : "FLAG_NOT_FOUND", err.message];
+    }
+    if (err.status < 500) return [400, "GENERAL", err.message];
+  }
+  return [500, "GENERAL", "internal server error"];
+}
+
+/**
+ * The context of an OFREP request with `targetingKey` copied to
+ * `targeting_key` (see the module doc).
+ *
+ * @param ctx a validated context
+ * @returns the context to evaluate
+ * @throws {InvalidContextError} when `targetingKey` is not a string
+ * @throws {OfrepError} `TARGETING_KEY_MISSING` when it is empty
+ *
+ * @example
+ * ```ts
+ * import { ofrepContext } from "./ofrep.ts";
+ * const ctx = ofrepContext({ targetingKey: "u1", plan: "pro" });
+ * if (ctx.targeting_key !== "u1" || ctx.plan !== "pro") throw new Error();
+ * ```
+ */
+export function ofrepContext(ctx: Context): Context {
+  if (!Object.hasOwn(ctx, "targetingKey")) return ctx;
+  const tk = ctx.targetingKey;
+  if (tk === undefined || tk === null) return ctx;
+  if (typeof tk !== "string") {
+    throw new InvalidContextError("context.targetingKey must be a string");
+  }
+  if (tk === "") {
+    throw new OfrepError("TARGETING_KEY_MISSING", "context.targetingKey is empty");
+  }
+  return { ...ctx, targeting_key: tk };
+}
+
+/** One flag of an OFREP response, serialized once per shared engine result. */
+interface Fragment {
+  json: string;
+  h1: number;
+  h2: number;
+}
+
+const fragments = new WeakMap<EvaluationResult, Fragment>();
+const SEED_1 = 0x9747b28c;
+const SEED_2 = 0x5bd1e995;
+
+/**
+ * The OFREP JSON of one engine result: a success
+ * `{key, value, reason, variant, metadata}` or, for an `ERROR` result, a
+ * failure `{key, errorCode, errorDetails}`.
+ */
+function fragmentOf(r: EvaluationResult): Fragment {
+  let f = fragments.get(r);
+  if (f !== undefined) return f;
+  const json = JSON.stringify(
+    r.reason === "ERROR"
+      ? {
+        key: r.flag,
+        errorCode: r.error_code === "FLAG_NOT_FOUND" ? "FLAG_NOT_FOUND" : "GENERAL",
+        errorDetails: r.error_message ?? r.error_code ?? "evaluation failed",
+      }
+      : {
+        key: r.flag,
+        value: r.value,
+        reason: r.reason,
+        variant: r.variation,
+        metadata: r.rule_index === undefined ? {} : { ruleIndex: r.rule_index },
+      },
+  );
+  f = { json, h1: murmur3(json, SEED_1), h2: murmur3(json, SEED_2) };
+  // Engine results are shared between requests when they do not depend on
+  // the context: serialize and hash each only once.
+  if (Object.isFrozen(r)) fragments.set(r, f);
+  return f;
+}
+
+/** A murmur3-style combination of 32-bit hashes (order-sensitive). */
+function mix(h: number, k: number): number {
+  k = Math.imul(k, 0xcc9e2d51);
+  k = (k << 15) | (k >>> 17);
+  k = Math.imul(k, 0x1b873593);
+  h ^= k;
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/**
+ * The bulk response body and its ETag.
+ *
+ * @param results flag key → result, in key order
+ * @param streamUrl the event-stream URL, or null
+ * @returns body text and ETag (quoted)
+ *
+ * @example
+ * ```ts
+ * import { bulkBody } from "./ofrep.ts";
+ * const r = { flag: "a", value: true, variation: "on", reason: "DEFAULT" as const, version: 1 };
+ * const one = bulkBody({ a: r }, null);
+ * const two = bulkBody({ a: { ...r, version: 2 } }, null);
+ * if (one.etag !== two.etag || JSON.parse(one.body).flags[0].value !== true) throw new Error();
+ * ```
+ */
+export function bulkBody(
+  results: Record<string, EvaluationResult>,
+  streamUrl: string | null,
+): { body: string; etag: string } {
+  const parts: string[] = [];
+  let h1 = SEED_1;
+  let h2 = SEED_2;
+  for (const k in results) {
+    const f = fragmentOf(results[k]!);
+    parts.push(f.json);
+    h1 = mix(h1, f.h1);
+    h2 = mix(h2, f.h2);
+  }
+  let body = `{"flags":[${parts.join(",")}]`;
+  if (streamUrl !== null) {
+    body += `,"eventStreams":${JSON.stringify([{ type: "sse", url: streamUrl }])}`;
+    h1 = mix(h1, murmur3(streamUrl, SEED_1));
+    h2 = mix(h2, murmur3(streamUrl, SEED_2));
+  }
+  body += "}";
+  h1 = fmix(h1 ^ parts.length);
+  h2 = fmix(h2 ^ parts.length);
+  const hex = h1.toString(16).padStart(8, "0") + h2.toString(16).padStart(8, "0");
+  return { body, etag: `"${hex}"` };
+}
+
+/**
+ * Whether an `If-None-Match` header names `etag` (or `*`); weak
+ * comparison, as RFC 9110 asks for `If-None-Match`.
+ *
+ * @param header the header value
+ * @param etag the current ETag, quoted
+ * @returns true when the caller's copy is current
+ *
+ * @example
+ * ```ts
+ * import { etagMatches } from "./ofrep.ts";
+ * if (!etagMatches('W/"ab", "cd"', '"cd"')) throw new Error();
+ * ```
+ */
+export function etagMatches(header: string | null | undefined, etag: string): boolean {
+  if (header === null || header === undefined) return false;
+  for (const part of header.split(",")) {
+    const t = part.trim();
+    if (t === "*" || t === etag || (t.startsWith("W/") && t.slice(2) === etag)) return true;
+  }
+  return false;
+}
+
+/**
+ * The manifest version an SSE-triggered refetch names: `flagConfigEtag`
+ * (ofrep-core) or `sseEtag` (ADR-0008 text), both carrying the event's
+ * `"v<version>-<hash>"`.
+ *
+ * @param url the request URL
+ * @returns the version, or undefined
+ *
+ * @example
+ * ```ts
+ * import { refetchVersion } from "./ofrep.ts";
+ * if (refetchVersion(new URL('http://x/?flagConfigEtag="v7-ab"')) !== 7) throw new Error();
+ * ```
+ */
+export function refetchVersion(url: URL): number | undefined {
+  const v = url.searchParams.get("flagConfigEtag") ?? url.searchParams.get("sseEtag");
+  if (v === null) return undefined;
+  const m = /^(?:W\/)?"?v(\d{1,15})-/.exec(v);
+  return m ? Number(m[1]) : undefined;
+}
+
+function clientIp(c: Ctx): string | undefined {
+  try {
+    const info = (c.env as { remoteAddr?: Deno.NetAddr } | undefined)?.remoteAddr;
+    return info && "hostname" in info ? info.hostname : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The bearer credential of a request (for the event-stream URL). */
+function bearer(c: Ctx): string | undefined {
+  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header("authorization") ?? "");
+  return m?.[1];
+}
+
+/**
+ * The OFREP routes, mounted at `/ofrep/v1` of the root app (they
+ * authenticate themselves: their errors are OFREP's, not the §6 envelope).
+ *
+ * @param deps the app dependencies
+ * @param svc the evaluation state shared with `…/evaluate`
+ * @returns the routes
+ *
+ * @example
+ * ```ts ignore
+ * app.route("/ofrep/v1", ofrepRoutes(deps, evaluation));
+ * ```
+ */
+export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  /** Authenticates and admits the request; returns the principal and triple. */
+  async function admit(c: Ctx): Promise<{ p: Principal; t: Triple }> {
+    const ip = clientIp(c);
+    const p = await authenticate(
+      authDeps(deps),
+      c.req.header("authorization"),
+      ip === undefined ? { requestId: c.get("requestId") } : { requestId: c.get("requestId"), ip },
+    );
+    c.set("principal", p);
+    const named = {
+      tenant: c.req.header("x-cfgtool-tenant"),
+      namespace: c.req.header("x-cfgtool-namespace"),
+      environment: c.req.header("x-cfgtool-environment"),
+    };
+    let t: Triple;
+    if (p.kind === "token" && p.token.type === "namespace-client") {
+      t = {
+        tenant: named.tenant ?? p.token.tenant_slug ?? "",
+        namespace: named.namespace ?? p.token.namespace_slug ?? "",
+        environment: named.environment ?? p.token.environment_slug ?? "",
+      };
+    } else {
+      if (
+        named.tenant === undefined || named.namespace === undefined ||
+        named.environment === undefined
+      ) {
+        throw new OfrepError(
+          "GENERAL",
+          "Name the flags to evaluate with the X-Cfgtool-Tenant, X-Cfgtool-Namespace and " +
+            "X-Cfgtool-Environment headers (only namespace-client tokens imply them)",
+        );
+      }
+      t = { tenant: named.tenant, namespace: named.namespace, environment: named.environment };
+    }
+    await admitEvaluation(deps, svc, p, t, c.req.header("origin"));
+    return { p, t };
+  }
+
+  async function readContext(c: Ctx): Promise<Context> {
+    const { body, bytes } = await readEvaluationBody(c.req.raw);
+    return ofrepContext(validateContext(body.context, { bodyBytes: bytes }));
+  }
+
+  function finish(c: Ctx, res: Response): Response {
+    applyCors(res.headers, corsOrigin(c.get("principal"), c.req.header("origin")));
+    return res;
+  }
+
+  app.post("/evaluate/flags/:key", async (c) => {
+    const key = c.req.param("key");
+    try {
+      const { t } = await admit(c);
+      const context = await readContext(c);
+      const { model } = await modelFor(deps, svc, t);
+      const r = evaluateFlag(model, t.environment, key, context);
+      if (r.reason === "ERROR") {
+        if (r.error_code === "FLAG_NOT_FOUND") {
+          throw new OfrepError(
+            "FLAG_NOT_FOUND",
+            `Flag ${key} does not exist in ${t.tenant}/${t.namespace}`,
+            404,
+          );
+        }
+        throw new OfrepError(
+          r.error_code === "PARSE_ERROR" ? "PARSE_ERROR" : "GENERAL",
+          r.error_message ?? "evaluation failed",
+          r.error_code === "PARSE_ERROR" ? 400 : 500,
+        );
+      }
+      const body = {
+        key,
+        value: r.value,
+        reason: r.reason,
+        variant: r.variation,
+        metadata: r.rule_index === undefined
+          ? { version: r.version }
+          : { version: r.version, ruleIndex: r.rule_index },
+      };
+      return finish(
+        c,
+        new Response(JSON.stringify(body), {
+          headers: { "content-type": "application/json", "cache-control": "private, no-cache" },
+        }),
+      );
+    } catch (err) {
+      return finish(c, ofrepErrorResponse(err, key, deps.log, c.get("requestId")));
+    }
+  });
+
+  app.post("/evaluate/flags", async (c) => {
+    try {
+      const { p, t } = await admit(c);
+      const context = await readContext(c);
+      const url = new URL(c.req.url);
+      const { model } = await modelFor(deps, svc, t, refetchVersion(url));
+      const results = evaluateAll(model, t.environment, context);
+      const secret = bearer(c);
+      const streamUrl = p.kind === "token" && p.token.type === "namespace-client" &&
+          secret !== undefined
+        ? eventStreamUrl(c.req.raw, secret)
+        : null;
+      const { body, etag } = bulkBody(results, streamUrl);
+      const headers = new Headers({
+        etag,
+        "cache-control": "private, no-cache",
+        "x-cfgtool-version": String(model.version),
+      });
+      if (etagMatches(c.req.header("if-none-match"), etag)) {
+        return finish(c, new Response(null, { status: 304, headers }));
+      }
+      headers.set("content-type", "application/json");
+      return finish(c, new Response(body, { headers }));
+    } catch (err) {
+      return finish(c, ofrepErrorResponse(err, undefined, deps.log, c.get("requestId")));
+    }
+  });
+
+  for (const path of ["/evaluate/flags", "/evaluate/flags/:key"]) {
+    app.options(path, async (c) => {
+      const origin = c.req.header("origin");
+      const allowed = origin !== undefined && await svc.origins.allows(origin);
+      return preflightResponse(origin, allowed);
+    });
+  }
+
+  app.route("/", ofrepEventRoutes(deps, svc));
+  return app;
+}

@@ -1,0 +1,178 @@
+import { assert, assertEquals, assertRejects, assertThrows } from "../assert.ts";
+import { base64 } from "base";
+import { closureHash, sha256Hex } from "../../lib/closure/hash.ts";
+import { packArchive } from "../../lib/closure/archive.ts";
+import {
+  ClosureState,
+  IntegrityError,
+  parseEventData,
+  type VersionEvent,
+} from "../../lib/client/closure_state.ts";
+import { evaluateFlag } from "../../lib/flags/evaluate.ts";
+import { boolFlag, NS_TOML, planSegment, stringFlag } from "./fixture.ts";
+
+const enc = new TextEncoder();
+const files = (o: Record<string, string>) =>
+  new Map(Object.entries(o).map(([k, v]) => [k, enc.encode(v)]));
+
+const V1 = files({ "namespace.toml": NS_TOML, "flags/banner.toml": stringFlag("one") });
+
+async function entry(path: string, op: "added" | "modified" | "enter", text: string) {
+  const bytes = enc.encode(text);
+  return { path, op, sha256: await sha256Hex(bytes), content_b64: base64.encode(bytes) };
+}
+
+async function inline(
+  prev: ClosureState,
+  next: Map<string, Uint8Array>,
+  entries: VersionEvent["files"],
+): Promise<VersionEvent> {
+  return {
+    kind: "version",
+    protocol: "v2",
+    namespace: "web",
+    version: prev.version + 1,
+    prev_version: prev.version,
+    prev_closure_hash: prev.hash,
+    closure_hash: await closureHash(next),
+    delivery: "inline",
+    files: entries,
+    snapshot_url: null,
+    snapshot_size_bytes: null,
+  };
+}
+
+async function checkOf(p: Promise<unknown>): Promise<string> {
+  const err = await assertRejects(() => p, IntegrityError);
+  return err.check;
+}
+
+Deno.test("ClosureState.applyDelta() applies every op and compiles the engine's model", async () => {
+  const s1 = await ClosureState.fromFiles("web", 1, V1, await closureHash(V1));
+  const v2 = files({
+    "namespace.toml": NS_TOML,
+    "flags/banner.toml": stringFlag("two"),
+    "flags/checkout.toml": boolFlag({ segment: "beta" }),
+    "segments/beta.toml": planSegment("beta"),
+  });
+  const s2 = await s1.applyDelta(
+    await inline(s1, v2, [
+      await entry("flags/banner.toml", "modified", stringFlag("two")),
+      await entry("flags/checkout.toml", "added", boolFlag({ segment: "beta" })),
+      await entry("segments/beta.toml", "enter", planSegment("beta")),
+    ]),
+  );
+  assertEquals(s2.version, 2);
+  assertEquals(evaluateFlag(s2.model, "production", "checkout", { plan: "beta" }).value, true);
+  assertEquals(s2.diff(s1).paths, [
+    "flags/banner.toml",
+    "flags/checkout.toml",
+    "segments/beta.toml",
+  ]);
+  assertEquals(s2.diff(s1).flags, ["banner", "checkout"]);
+  const v3 = files({ "namespace.toml": NS_TOML, "flags/banner.toml": stringFlag("two") });
+  const s3 = await s2.applyDelta(
+    await inline(s2, v3, [
+      { path: "flags/checkout.toml", op: "removed" },
+      { path: "segments/beta.toml", op: "leave" },
+    ]),
+  );
+  assertEquals([...s3.files.keys()].sort(), ["flags/banner.toml", "namespace.toml"]);
+  assertEquals(s1.version, 1, "the older state is untouched");
+  assertEquals(s1.files.size, 2);
+});
+
+Deno.test("ClosureState.applyDelta() fails each integrity check and never changes the state", async () => {
+  const s1 = await ClosureState.fromFiles("web", 1, V1, await closureHash(V1));
+  const v2 = files({ "namespace.toml": NS_TOML, "flags/banner.toml": stringFlag("two") });
+  const good = await inline(s1, v2, [
+    await entry("flags/banner.toml", "modified", stringFlag("two")),
+  ]);
+
+  // 1. pre-apply: prev_closure_hash must be the tracked hash
+  assertEquals(
+    await checkOf(s1.applyDelta({ ...good, prev_closure_hash: `sha256:${"0".repeat(64)}` })),
+    "prev_closure_hash",
+  );
+  // 2. per file: content must match its sha256
+  const tampered = { ...good.files[0]!, content_b64: base64.encode(enc.encode("evil")) };
+  assertEquals(await checkOf(s1.applyDelta({ ...good, files: [tampered] })), "file_sha256");
+  const notB64 = { ...good.files[0]!, content_b64: "***" };
+  assertEquals(await checkOf(s1.applyDelta({ ...good, files: [notB64] })), "file_sha256");
+  // 3. post-apply: the result must hash to closure_hash
+  assertEquals(
+    await checkOf(s1.applyDelta({ ...good, closure_hash: s1.hash })),
+    "closure_hash",
+  );
+  // a result that does not validate is a failed check too
+  const broken = files({ "namespace.toml": NS_TOML, "flags/banner.toml": "type = 1" });
+  const bad = await inline(s1, broken, [await entry("flags/banner.toml", "modified", "type = 1")]);
+  assertEquals(await checkOf(s1.applyDelta(bad)), "invalid_closure");
+  // a path outside the manifest shapes
+  const evil = await inline(s1, V1, [await entry("../etc/passwd", "added", "x")]);
+  assertEquals(await checkOf(s1.applyDelta(evil)), "protocol");
+
+  assertEquals((await s1.applyDelta(good)).version, 2);
+  assertEquals(s1.hash, await closureHash(V1));
+});
+
+Deno.test("ClosureState.fromArchive() verifies the snapshot hash (check 4)", async () => {
+  const archive = await packArchive(V1);
+  const s = await ClosureState.fromArchive("web", 3, archive, await closureHash(V1));
+  assertEquals([s.version, s.etag.startsWith('"v3-sha256:')], [3, true]);
+  const other = files({ "namespace.toml": NS_TOML });
+  assertEquals(
+    await checkOf(ClosureState.fromArchive("web", 3, archive, await closureHash(other))),
+    "snapshot_hash",
+  );
+  assertEquals(
+    await checkOf(ClosureState.fromArchive("web", 3, new Uint8Array([1, 2, 3]), s.hash)),
+    "snapshot_hash",
+  );
+  const moved = s.withVersion(4);
+  assertEquals([moved.version, moved.hash, moved.model.version], [4, s.hash, 4]);
+});
+
+Deno.test("parseEventData() accepts protocol v2 only and checks required fields", () => {
+  const hash = `sha256:${"a".repeat(64)}`;
+  const snap = {
+    protocol: "v2",
+    namespace: "web",
+    version: 1,
+    prev_version: null,
+    prev_closure_hash: null,
+    closure_hash: hash,
+    delivery: "snapshot",
+    snapshot_url: "http://h/c",
+    snapshot_size_bytes: 10,
+  };
+  const ev = parseEventData("version", JSON.stringify(snap));
+  assert(ev.kind === "version" && ev.delivery === "snapshot" && ev.snapshot_url === "http://h/c");
+  const check = (data: unknown) => {
+    const err = assertThrows(
+      () => parseEventData("version", JSON.stringify(data)),
+      IntegrityError,
+    );
+    return err.check;
+  };
+  assertEquals(check({ ...snap, protocol: "v1" }), "protocol");
+  assertEquals(check({ ...snap, protocol: undefined }), "protocol");
+  assertEquals(check({ ...snap, closure_hash: "md5:x" }), "protocol");
+  assertEquals(check({ ...snap, snapshot_url: undefined }), "protocol");
+  assertEquals(
+    check({ ...snap, delivery: "inline", prev_version: 1, prev_closure_hash: hash }),
+    "protocol",
+  );
+  assertEquals(check({ ...snap, prev_version: 1 }), "protocol");
+  assertEquals(
+    check({
+      ...snap,
+      delivery: "inline",
+      prev_version: 1,
+      prev_closure_hash: hash,
+      files: [{ path: "flags/a.toml", op: "added" }],
+    }),
+    "protocol",
+  );
+  assertThrows(() => parseEventData("version", "not json"), IntegrityError);
+});

@@ -1,0 +1,61 @@
+import { assertEquals, assertThrows } from "../assert.ts";
+import {
+  canonicalFlagList,
+  decodeSubscription,
+  encodeSubscription,
+  parseFlagList,
+  parseNamespaceParam,
+  parseResumeHints,
+} from "../../lib/closure/subscription.ts";
+import { UsageError } from "../../lib/errors.ts";
+
+Deno.test("parseFlagList() accepts * and canonicalizes keys (sorted byte-wise, no repeats)", () => {
+  assertEquals(parseFlagList("*"), "*");
+  assertEquals(parseFlagList("b,a,b,a-1"), ["a", "a-1", "b"]);
+  assertEquals(canonicalFlagList(["z", "a", "z"]), "a,z");
+});
+
+Deno.test("parseFlagList() rejects empty lists, bad keys and * mixed with keys", () => {
+  for (const bad of ["", "a,,b", "A", "a,*", "*,*", "a b", "../x"]) {
+    assertThrows(() => parseFlagList(bad), UsageError, "Cannot parse flag list");
+  }
+});
+
+Deno.test("encodeSubscription() is URL-safe base64 without padding of the canonical list", () => {
+  assertEquals(encodeSubscription("*"), "Kg");
+  assertEquals(encodeSubscription(["b", "a"]), btoa("a,b").replace(/=+$/, ""));
+  const long = ["new-checkout", "dark-mode", "x.y_z"];
+  const enc = encodeSubscription(long);
+  assertEquals(/^[A-Za-z0-9_-]+$/.test(enc), true);
+  assertEquals(decodeSubscription(enc), ["dark-mode", "new-checkout", "x.y_z"]);
+});
+
+Deno.test("decodeSubscription() rejects padding, standard base64 and non-canonical lists", () => {
+  const nonCanonical = btoa("b,a").replace(/=+$/, "");
+  assertThrows(() => decodeSubscription(nonCanonical), UsageError, "not canonical");
+  assertThrows(() => decodeSubscription("Kg=="), UsageError);
+  assertThrows(() => decodeSubscription("a+b/"), UsageError);
+  assertThrows(() => decodeSubscription(btoa("a,a").replace(/=+$/, "")), UsageError);
+});
+
+Deno.test("parseNamespaceParam() reads <slug>:<flags> and <tenant>/<slug>:<flags>", () => {
+  assertEquals(parseNamespaceParam("web:*"), { tenant: null, slug: "web", flags: "*" });
+  assertEquals(parseNamespaceParam("acme/web:b,a"), {
+    tenant: "acme",
+    slug: "web",
+    flags: ["a", "b"],
+  });
+  for (const bad of ["web", "web:", "a/b/c:*", "/web:*", "Web:*", ":*"]) {
+    assertThrows(() => parseNamespaceParam(bad), UsageError);
+  }
+});
+
+Deno.test("parseResumeHints() reads since lists and Last-Event-ID values", () => {
+  assertEquals(parseResumeHints("web:3,acme/api:10", "since"), [
+    { tenant: null, slug: "web", version: 3 },
+    { tenant: "acme", slug: "api", version: 10 },
+  ]);
+  assertEquals(parseResumeHints("", "since"), []);
+  assertThrows(() => parseResumeHints("web", "since"), UsageError, "since");
+  assertThrows(() => parseResumeHints("web:-1", "since"), UsageError);
+});

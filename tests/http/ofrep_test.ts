@@ -1,0 +1,156 @@
+import { assert, assertEquals } from "../assert.ts";
+import {
+  bulkBody,
+  etagMatches,
+  ofrepContext,
+  OfrepError,
+  ofrepErrorResponse,
+  refetchVersion,
+} from "../../lib/http/ofrep.ts";
+import { InvalidContextError } from "../../lib/http/context_input.ts";
+import { NotFoundError, RateLimitError, UnauthorizedError, UsageError } from "../../lib/errors.ts";
+import type { EvaluationResult } from "../../lib/flags/evaluate.ts";
+import { assertThrows } from "../assert.ts";
+
+const result = (over: Partial<EvaluationResult>): EvaluationResult =>
+  Object.freeze({
+    flag: "a",
+    value: true,
+    variation: "on",
+    reason: "DEFAULT",
+    version: 1,
+    ...over,
+  }) as EvaluationResult;
+
+Deno.test("bulkBody() ETag depends on the results, not on the manifest version", () => {
+  const a = bulkBody({ a: result({}), b: result({ flag: "b", value: "x", variation: "x" }) }, null);
+  const sameResultsNewVersion = bulkBody({
+    a: result({ version: 9 }),
+    b: result({ flag: "b", value: "x", variation: "x", version: 9 }),
+  }, null);
+  assertEquals(a.etag, sameResultsNewVersion.etag);
+  assertEquals(a.body, sameResultsNewVersion.body);
+  const changed = bulkBody({
+    a: result({ value: false, variation: "off" }),
+    b: result({ flag: "b", value: "x", variation: "x" }),
+  }, null);
+  assert(changed.etag !== a.etag);
+  const reordered = bulkBody({
+    b: result({ flag: "b", value: "x", variation: "x" }),
+    a: result({}),
+  }, null);
+  assert(reordered.etag !== a.etag, "order is part of the body");
+  const withStream = bulkBody({
+    a: result({}),
+    b: result({ flag: "b", value: "x", variation: "x" }),
+  }, "http://x/s?token=t");
+  assert(withStream.etag !== a.etag);
+  assertEquals(JSON.parse(withStream.body).eventStreams, [{
+    type: "sse",
+    url: "http://x/s?token=t",
+  }]);
+  assertEquals(JSON.parse(a.body), {
+    flags: [
+      { key: "a", value: true, reason: "DEFAULT", variant: "on", metadata: {} },
+      { key: "b", value: "x", reason: "DEFAULT", variant: "x", metadata: {} },
+    ],
+  });
+});
+
+Deno.test("bulkBody() renders ERROR results as OFREP failures and rule indexes as metadata", () => {
+  const { body } = bulkBody({
+    a: result({ reason: "TARGETING_MATCH", rule_index: 2 }),
+    z: result({
+      flag: "z",
+      value: null,
+      variation: null,
+      reason: "ERROR",
+      error_code: "TYPE_MISMATCH",
+      error_message: "bad",
+    }),
+  }, null);
+  assertEquals(JSON.parse(body).flags, [
+    { key: "a", value: true, reason: "TARGETING_MATCH", variant: "on", metadata: { ruleIndex: 2 } },
+    { key: "z", errorCode: "GENERAL", errorDetails: "bad" },
+  ]);
+});
+
+Deno.test("etagMatches() compares weakly and understands lists and *", () => {
+  assert(etagMatches('"ab"', '"ab"'));
+  assert(etagMatches('W/"ab"', '"ab"'));
+  assert(etagMatches('"x", "ab"', '"ab"'));
+  assert(etagMatches("*", '"ab"'));
+  assert(!etagMatches('"abc"', '"ab"'));
+  assert(!etagMatches(undefined, '"ab"'));
+});
+
+Deno.test("refetchVersion() reads flagConfigEtag and sseEtag", () => {
+  assertEquals(refetchVersion(new URL('http://x/?flagConfigEtag="v12-sha256:ab"')), 12);
+  assertEquals(refetchVersion(new URL("http://x/?sseEtag=v3-x")), 3);
+  assertEquals(refetchVersion(new URL("http://x/?flagConfigEtag=nonsense")), undefined);
+  assertEquals(refetchVersion(new URL("http://x/")), undefined);
+});
+
+Deno.test("ofrepContext() maps targetingKey to targeting_key", () => {
+  assertEquals(ofrepContext({ targetingKey: "u1", targeting_key: "old" }), {
+    targetingKey: "u1",
+    targeting_key: "u1",
+  });
+  const ctx = { a: 1 };
+  assertEquals(ofrepContext(ctx), ctx);
+  assertThrows(() => ofrepContext({ targetingKey: 5 }), InvalidContextError);
+  const err = assertThrows(() => ofrepContext({ targetingKey: "" }), OfrepError);
+  assertEquals(err.errorCode, "TARGETING_KEY_MISSING");
+});
+
+Deno.test("ofrepErrorResponse() maps every error to OFREP's status and body", async () => {
+  const logged: string[] = [];
+  const log = (_l: string, msg: string) => void logged.push(msg);
+  const cases: [unknown, string | undefined, number, Record<string, unknown> | null][] = [
+    [new UnauthorizedError("x"), "f", 401, null],
+    [new RateLimitError("x", 7), "f", 429, null],
+    [new UsageError("bad json"), "f", 400, {
+      key: "f",
+      errorCode: "PARSE_ERROR",
+      errorDetails: "bad json",
+    }],
+    [new InvalidContextError("deep"), undefined, 400, {
+      errorCode: "INVALID_CONTEXT",
+      errorDetails: "deep",
+    }],
+    [new OfrepError("FLAG_NOT_FOUND", "no f", 404), "f", 404, {
+      key: "f",
+      errorCode: "FLAG_NOT_FOUND",
+      errorDetails: "no f",
+    }],
+    [new NotFoundError("environment_not_found", "no env"), undefined, 404, {
+      errorCode: "GENERAL",
+      errorDetails: "no env",
+    }],
+    [new NotFoundError("namespace_not_found", "no ns"), "f", 404, {
+      key: "f",
+      errorCode: "FLAG_NOT_FOUND",
+      errorDetails: "no ns",
+    }],
+    [new Error("secret internals"), "f", 500, {
+      key: "f",
+      errorCode: "GENERAL",
+      errorDetails: "internal server error",
+    }],
+  ];
+  for (const [err, key, status, body] of cases) {
+    const res = ofrepErrorResponse(err, key, log, "r1");
+    assertEquals(res.status, status, String(err));
+    const text = await res.text();
+    assertEquals(text === "" ? null : JSON.parse(text), body, String(err));
+  }
+  assertEquals(
+    ofrepErrorResponse(new RateLimitError("x", 7), "f", log, "r").headers.get("retry-after"),
+    "7",
+  );
+  assertEquals(
+    ofrepErrorResponse(new UnauthorizedError("x"), "f", log, "r").headers.get("www-authenticate"),
+    "Bearer",
+  );
+  assertEquals(logged, ["OFREP request failed"]);
+});
