@@ -24,6 +24,8 @@ export interface ServerOptions {
   log?: Logger;
   /** Tunables; unset ones take the defaults of lib/settings.ts. */
   settings?: Partial<ServiceSettings>;
+  /** Public origin for URLs the service hands out (behind a proxy). */
+  publicUrl?: string;
 }
 
 /** A request handler and what it holds open. */
@@ -61,6 +63,7 @@ export function createServer(options: ServerOptions): FlagServer {
     heads,
     settings,
     shutdown: shutdown.signal,
+    ...(options.publicUrl ? { publicUrl: options.publicUrl.replace(/\/+$/, "") } : {}),
   });
   const retention = startRetention(options.kv, {
     policy: { days: settings.retentionDays, versions: settings.retentionVersions },
@@ -81,6 +84,8 @@ export function createServer(options: ServerOptions): FlagServer {
 export interface ServeOptions {
   /** KV location: a path, `:memory:` or a KV Connect URL (default `./cfgtool-data/kv.sqlite3`). */
   kv?: string;
+  /** Public origin for URLs the service hands out (behind a proxy). */
+  publicUrl?: string;
   /** HMAC key file (default: `token.key` beside the KV file, created when absent). */
   tokenKeyFile?: string;
   /** Listening address (default `127.0.0.1`). */
@@ -135,6 +140,7 @@ export async function serve(options: ServeOptions = {}): Promise<void> {
     key: loaded.key,
     log,
     ...(options.settings ? { settings: options.settings } : {}),
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
   });
   const hostname = options.hostname ?? "127.0.0.1";
   const port = options.port ?? 8080;

@@ -59,6 +59,12 @@ export function registerServeCommand(program: Command): void {
         "created with mode 0600 when absent; required with a KV Connect URL)",
       Deno.env.get("CFGTOOL_TOKEN_KEY_FILE"),
     );
+  cmd.option(
+    "--public-url <url>",
+    "public origin of the service for URLs it hands out (snapshot_url, OFREP event " +
+      "streams) when it runs behind a proxy (env CFGTOOL_PUBLIC_URL)",
+    Deno.env.get("CFGTOOL_PUBLIC_URL"),
+  );
   for (const [flag, key, help] of SETTING_FLAGS) {
     cmd.option(`${flag} <n>`, `${help} (default ${DEFAULT_SETTINGS[key]})`);
   }
@@ -95,6 +101,7 @@ export function registerServeCommand(program: Command): void {
           hostname: opts.hostname,
           port,
           settings,
+          ...(raw.publicUrl ? { publicUrl: publicOrigin(raw.publicUrl) } : {}),
           signal: ac.signal,
           onListen: ({ hostname, port }) =>
             console.log(`cfgtool listening on http://${hostname}:${port}`),
@@ -104,4 +111,17 @@ export function registerServeCommand(program: Command): void {
         Deno.removeSignalListener("SIGTERM", stop);
       }
     });
+}
+
+function publicOrigin(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--public-url must be an absolute http(s) URL, not "${value}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`--public-url must be an http(s) URL, not "${value}"`);
+  }
+  return url.origin;
 }

@@ -43,6 +43,11 @@ export interface AppDeps {
   settings: ServiceSettings;
   /** Aborted when the server shuts down: long-lived streams end on it. */
   shutdown: AbortSignal;
+  /**
+   * The service's public origin (`https://flags.example.com`) for URLs it
+   * hands out (snapshot_url, OFREP event streams); default: the request's origin.
+   */
+  publicUrl?: string;
   /** Clock, for tests. */
   now?: () => Date;
 }

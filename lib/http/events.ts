@@ -74,7 +74,7 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
       principalId: principal.kind === "token" ? principal.token.id : principal.user_id,
       credentialId: principal.kind === "token" ? principal.token.id : principal.session_id,
       tenant,
-      origin: url.origin,
+      origin: deps.publicUrl ?? url.origin,
       namespaces: subs.map((s) => ({
         slug: s.slug,
         flags: s.flags,

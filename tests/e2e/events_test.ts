@@ -142,3 +142,25 @@ Deno.test("keepalive comments and idle close with small serve settings", async (
     await inst.close();
   }
 });
+
+Deno.test("with --public-url, snapshot URLs name the public origin instead of the request's", async () => {
+  const inst = await startInstallation({ args: ["--public-url", "https://flags.example.com/"] });
+  try {
+    await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" });
+    await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, { slug: "web" });
+    await inst.api("PUT", "/api/v1/tenants/acme/namespaces/web/manifest", inst.admin, {
+      files: { "namespace.toml": NS_TOML, "flags/a.toml": flagToml("A") },
+    });
+    const stream = await subscribe(inst, "ns=acme/web:*");
+    try {
+      const first = await stream.next((r) => r.event === "version");
+      const url = new URL(JSON.parse(first.data).snapshot_url);
+      assertEquals(url.origin, "https://flags.example.com");
+      assert(url.pathname.startsWith("/api/v1/tenants/acme/namespaces/web/closure"));
+    } finally {
+      stream.close();
+    }
+  } finally {
+    await inst.close();
+  }
+});
