@@ -474,7 +474,7 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
       const secret = bearer(c);
       const streamUrl = p.kind === "token" && p.token.type === "namespace-client" &&
           secret !== undefined
-        ? eventStreamUrl(c.req.raw, secret)
+        ? eventStreamUrl(c.req.raw, secret, deps.publicUrl)
         : null;
       const { body, etag } = bulkBody(results, streamUrl);
       const headers = new Headers({

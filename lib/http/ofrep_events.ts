@@ -63,11 +63,13 @@ const encoder = new TextEncoder();
 
 /**
  * The event-stream URL advertised to a `namespace-client` token: the
+ * service's public origin (`--public-url`) when configured, else the
  * request's own origin (or `X-Forwarded-Proto` / `X-Forwarded-Host` when a
- * proxy sets them) + `/ofrep/v1/event-stream?token=<secret>`.
+ * proxy sets them), + `/ofrep/v1/event-stream?token=<secret>`.
  *
  * @param req the bulk evaluation request
  * @param secret the namespace-client secret it authenticated with
+ * @param publicUrl the service's public origin, if configured
  * @returns the absolute URL
  *
  * @example
@@ -77,13 +79,14 @@ const encoder = new TextEncoder();
  * if (url !== "http://127.0.0.1:8080/ofrep/v1/event-stream?token=svc_client_x") throw new Error(url);
  * ```
  */
-export function eventStreamUrl(req: Request, secret: string): string {
-  const url = new URL(req.url);
+export function eventStreamUrl(req: Request, secret: string, publicUrl?: string): string {
   const proto = req.headers.get("x-forwarded-proto")?.split(",")[0]?.trim();
   const host = req.headers.get("x-forwarded-host")?.split(",")[0]?.trim();
-  const origin = (proto === "http" || proto === "https") && host !== undefined && host !== ""
+  const origin = publicUrl !== undefined
+    ? publicUrl.replace(/\/+$/, "")
+    : (proto === "http" || proto === "https") && host !== undefined && host !== ""
     ? `${proto}://${host}`
-    : url.origin;
+    : new URL(req.url).origin;
   return `${origin}/ofrep/v1${EVENT_STREAM_PATH}?token=${encodeURIComponent(secret)}`;
 }
 

@@ -8,6 +8,7 @@ import {
   refetchVersion,
 } from "../../lib/http/ofrep.ts";
 import { InvalidContextError } from "../../lib/http/context_input.ts";
+import { eventStreamUrl } from "../../lib/http/ofrep_events.ts";
 import { NotFoundError, RateLimitError, UnauthorizedError, UsageError } from "../../lib/errors.ts";
 import type { EvaluationResult } from "../../lib/flags/evaluate.ts";
 import { assertThrows } from "../assert.ts";
@@ -153,4 +154,22 @@ Deno.test("ofrepErrorResponse() maps every error to OFREP's status and body", as
     "Bearer",
   );
   assertEquals(logged, ["OFREP request failed"]);
+});
+
+Deno.test("eventStreamUrl() prefers the public URL, then X-Forwarded-*, then the request", () => {
+  const req = new Request("http://10.0.0.5:8080/ofrep/v1/evaluate/flags", {
+    headers: { "x-forwarded-proto": "https", "x-forwarded-host": "flags.example.com" },
+  });
+  assertEquals(
+    eventStreamUrl(req, "svc_client_a b", "https://public.example/"),
+    "https://public.example/ofrep/v1/event-stream?token=svc_client_a%20b",
+  );
+  assertEquals(
+    eventStreamUrl(req, "t"),
+    "https://flags.example.com/ofrep/v1/event-stream?token=t",
+  );
+  assertEquals(
+    eventStreamUrl(new Request("http://10.0.0.5:8080/x"), "t"),
+    "http://10.0.0.5:8080/ofrep/v1/event-stream?token=t",
+  );
 });
