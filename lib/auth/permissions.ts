@@ -237,7 +237,11 @@ export async function authorize(
         { environment: target.environment },
       );
     }
-    await assertPublicEvaluate(kv, token);
+    // Passed at authentication in this same request: that check counts once,
+    // for the request's first authorization; any later one reads the head again.
+    const fresh = p as { publicGatePassed?: true };
+    if (fresh.publicGatePassed) delete fresh.publicGatePassed;
+    else await assertPublicEvaluate(kv, token);
     return;
   }
   if (action === "tenant.list") return;

@@ -26,7 +26,16 @@ export const LAST_USED_INTERVAL_MS = 60_000;
 
 /** An authenticated caller: a service token, or a human session. */
 export type Principal =
-  | { kind: "token"; token: TokenRecord }
+  | {
+    kind: "token";
+    token: TokenRecord;
+    /**
+     * Set by {@linkcode authenticate} when a namespace-client token passed the
+     * public_evaluate gate in this request, so the request's first
+     * authorization need not read the head again (it clears the mark).
+     */
+    publicGatePassed?: true;
+  }
   | { kind: "session"; user_id: string; session_id: string };
 
 /**
@@ -144,6 +153,8 @@ export async function authenticate(
   }
   if (token.type === "namespace-client") {
     await assertPublicEvaluate(deps.kv, token);
+    token = await touch(deps, entry, now, ctx);
+    return { kind: "token", token, publicGatePassed: true };
   }
   token = await touch(deps, entry, now, ctx);
   return { kind: "token", token };

@@ -258,11 +258,29 @@ export async function findTokenByDigest(
   kv: Deno.Kv,
   digest: string,
 ): Promise<Deno.KvEntry<TokenRecord> | null> {
-  const idx = await kv.get<string>(tokenByDigestKey(digest));
-  if (idx.value === null) return null;
-  const entry = await getTokenEntry(kv, idx.value);
+  let ids = DIGEST_IDS.get(kv);
+  if (ids === undefined) DIGEST_IDS.set(kv, ids = new Map());
+  let id = ids.get(digest);
+  if (id === undefined) {
+    const idx = await kv.get<string>(tokenByDigestKey(digest));
+    if (idx.value === null) return null; // never cached: the token may be created later
+    id = idx.value;
+    if (ids.size >= DIGEST_IDS_MAX) ids.clear();
+    ids.set(digest, id);
+  }
+  // The record itself is always read fresh: status, expiry and revocation
+  // take effect on the next request, in every process.
+  const entry = await getTokenEntry(kv, id);
   return entry.value === null ? null : entry;
 }
+
+/**
+ * digest → token id, per store. A token's digest never changes and never
+ * names another token, so the mapping can be kept without invalidation;
+ * it saves one of the two KV reads of every authentication.
+ */
+const DIGEST_IDS = new WeakMap<Deno.Kv, Map<string, string>>();
+const DIGEST_IDS_MAX = 10_000;
 
 /** Filters and pagination of {@linkcode listTokenRecords}. */
 export interface TokenQuery {
