@@ -6,7 +6,7 @@
  * @module
  */
 import { createApp } from "./lib/http/app.ts";
-import { createLogger, type Logger } from "./lib/log.ts";
+import { bufferedWriter, createLogger, type Logger } from "./lib/log.ts";
 import { CfgtoolError } from "./lib/errors.ts";
 import { DEFAULT_KV_PATH, openKv } from "./lib/store/kv.ts";
 import { openTokenKey } from "./lib/auth/hmac_key.ts";
@@ -116,7 +116,16 @@ export interface ServeOptions {
  * ```
  */
 export async function serve(options: ServeOptions = {}): Promise<void> {
-  const log = options.log ?? createLogger();
+  const stderr = bufferedWriter();
+  const log = options.log ?? createLogger("info", stderr.write);
+  try {
+    await serveWith(options, log);
+  } finally {
+    stderr.flush();
+  }
+}
+
+async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
   const kvSpec = options.kv ?? DEFAULT_KV_PATH;
   const kv = await openKv(kvSpec);
   let loaded;

@@ -254,7 +254,7 @@ Deno.test("e2e credentials: namespace-client tokens", async (t) => {
       assert(w.length >= 1);
       assert(w.every((e) => e.principal_type === "service"));
       // the access log tags the client too (and never carries its secret)
-      const logs = inst.server.logs();
+      const logs = await inst.server.logsSettled();
       assert(logs.includes(`"principal_type":"client","principal_id":"${staging.token.id}"`));
     });
 

@@ -400,7 +400,7 @@ Deno.test("e2e credentials: authentication, audit, secrets, bad bodies", async (
       shown.push(JSON.stringify(audit));
       assert(audit.length > 10);
 
-      const logs = inst.server.logs();
+      const logs = await inst.server.logsSettled();
       assert(logs.length > 0, "the server logged requests");
       const dec = new TextDecoder("latin1");
       const files: Record<string, string> = {};

@@ -13,6 +13,8 @@ export interface ServerProcess {
   url: string;
   /** Everything the process wrote to stderr so far. */
   logs(): string;
+  /** stderr once it has been quiet for a moment (the server batches log writes). */
+  logsSettled(): Promise<string>;
   /** Everything the process wrote to stdout so far. */
   stdout(): string;
   /** Sends SIGTERM and waits for exit; returns the exit code. */
@@ -103,6 +105,15 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     url,
     child,
     logs: () => err,
+    async logsSettled() {
+      const end = Date.now() + 2000;
+      let seen = -1;
+      while (seen !== err.length && Date.now() < end) {
+        seen = err.length;
+        await new Promise((r) => setTimeout(r, 40));
+      }
+      return err;
+    },
     stdout: () => out,
     async stop() {
       if (!stopped) {
