@@ -45,6 +45,19 @@ export type { Flag, Manifest, Rule, Segment } from "./lib/flags/model.ts";
 export { parseManifest, validateManifest } from "./lib/flags/validate.ts";
 export { readManifestDir, writeManifestDir } from "./lib/flags/files.ts";
 
+// Flag evaluation engine (the server's, the SDK's and `cfgtool flags eval`'s)
+export {
+  type CompiledModel,
+  compileManifest,
+  evaluateAll,
+  evaluateFlag,
+  type EvaluationErrorCode,
+  type EvaluationResult,
+  flagType,
+  type Reason,
+} from "./lib/flags/evaluate.ts";
+export { bucketOf } from "./lib/flags/bucket.ts";
+
 // Service client
 export { ServiceClient } from "./lib/client/api.ts";
 
@@ -69,6 +82,5 @@ export {
   type RefreshError,
 } from "./lib/client/flag_client.ts";
 export { ClosureState, type IntegrityCheck, IntegrityError } from "./lib/client/closure_state.ts";
-export type { EvaluationResult } from "./lib/flags/evaluate.ts";
 export { WatchAgent, type WatchAgentOptions, type WatchStatus } from "./lib/client/watch_agent.ts";
 export { CfgtoolProvider, type CfgtoolProviderOptions } from "./lib/client/openfeature_provider.ts";
