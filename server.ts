@@ -11,6 +11,7 @@ import { CfgtoolError } from "./lib/errors.ts";
 import { DEFAULT_KV_PATH, openKv } from "./lib/store/kv.ts";
 import { openTokenKey } from "./lib/auth/hmac_key.ts";
 import { HeadWatcher } from "./lib/store/head_watcher.ts";
+import { StreamGuard } from "./lib/auth/stream_guard.ts";
 import { resolveSettings, type ServiceSettings } from "./lib/settings.ts";
 import { startRetention } from "./lib/store/retention.ts";
 
@@ -56,12 +57,14 @@ export function createServer(options: ServerOptions): FlagServer {
   const settings = resolveSettings(options.settings);
   const heads = new HeadWatcher(options.kv, { pollIntervalMs: settings.headPollMs });
   const shutdown = new AbortController();
+  const guard = new StreamGuard(options.kv, { intervalMs: settings.streamAuthCheckMs });
   const app = createApp({
     kv: options.kv,
     key: options.key,
     log,
     heads,
     settings,
+    guard,
     shutdown: shutdown.signal,
     ...(options.publicUrl ? { publicUrl: options.publicUrl.replace(/\/+$/, "") } : {}),
   });
@@ -74,6 +77,7 @@ export function createServer(options: ServerOptions): FlagServer {
     fetch: (req, info) => app.fetch(req, info ? { remoteAddr: info.remoteAddr } : {}),
     close: async () => {
       shutdown.abort();
+      guard.close();
       heads.close();
       await retention.stop();
     },

@@ -27,6 +27,8 @@ export interface ServiceSettings {
   pruneIntervalMs: number;
   /** namespace-client evaluations per minute per (tenant, namespace, environment, Origin). */
   clientRateLimitPerMinute: number;
+  /** How often open streams re-check their credential (revocation, expiry), ms. */
+  streamAuthCheckMs: number;
 }
 
 /** The defaults, as the specs give them. */
@@ -41,6 +43,7 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = Object.freeze({
   retentionVersions: 100,
   pruneIntervalMs: 60 * 60 * 1000,
   clientRateLimitPerMinute: 600,
+  streamAuthCheckMs: 5000,
 });
 
 /**

@@ -178,7 +178,11 @@ export function validateCreateInput(
   if (!TOKEN_TYPES.includes(type)) {
     throw bad(
       "type",
-      `Cannot use type ${JSON.stringify(input.type)}: expected one of ${TOKEN_TYPES.join(", ")}`,
+      input.type === undefined
+        ? `type is required: one of ${TOKEN_TYPES.join(", ")}`
+        : `Cannot use type ${JSON.stringify(input.type)}: expected one of ${
+          TOKEN_TYPES.join(", ")
+        }`,
     );
   }
   const name = parseTokenName(input.name);

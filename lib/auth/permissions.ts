@@ -387,6 +387,11 @@ export async function authorizeTokenAction(
   token: TokenRecord,
 ): Promise<void> {
   const self = p.kind === "token" && p.token.id === token.id;
+  if (self && p.token.type === "namespace-client") {
+    // Its secret is public (credentials.md, namespace-client rule 1): holding
+    // it must not let anyone read the record or revoke the token.
+    throw refuse("A namespace-client token may only evaluate flags; ask an admin to manage it");
+  }
   if (self && action !== "token.rotate") return;
   if (p.kind === "token") {
     if (p.token.type === "superadmin") return;

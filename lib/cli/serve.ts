@@ -19,6 +19,11 @@ const SETTING_FLAGS: readonly [flag: string, key: keyof ServiceSettings, help: s
   ["--retention-versions", "retentionVersions", "…and at least this many versions"],
   ["--prune-interval-ms", "pruneIntervalMs", "interval of the retention pruning task, ms"],
   [
+    "--stream-auth-check-ms",
+    "streamAuthCheckMs",
+    "how often open streams re-check their credential (revocation, expiry), ms",
+  ],
+  [
     "--client-rate-limit",
     "clientRateLimitPerMinute",
     "namespace-client evaluations per minute per (tenant, namespace, environment, Origin)",
@@ -50,7 +55,7 @@ export function registerServeCommand(program: Command): void {
     .option(
       "--kv <location>",
       "KV store: a file path (embedded SQLite), :memory:, or a KV Connect URL\n" +
-        "(http(s)://…, token in DENO_KV_ACCESS_TOKEN)",
+        "(http(s)://…, token in DENO_KV_ACCESS_TOKEN); env CFGTOOL_KV",
       Deno.env.get("CFGTOOL_KV") ?? "./cfgtool-data/kv.sqlite3",
     )
     .option(

@@ -68,7 +68,7 @@ const EXAMPLES = "\nExamples:\n" +
   "  cfgtool token create --type namespace-write --name ci --tenant acme --namespace checkout \\\n" +
   "      --expires-in 90d\n" +
   "  cfgtool token create --type namespace-client --name web --tenant acme --namespace checkout \\\n" +
-  "      --environment production --origin https://shop.example.com --expires-in 30d\n" +
+  "      --environment staging --origin https://shop.example.com --expires-in 30d\n" +
   "  cfgtool token list --tenant acme --status active\n" +
   "  cfgtool token rotate tok_01J0… --expires-in 90d\n" +
   "  cfgtool token revoke tok_01J0…\n";

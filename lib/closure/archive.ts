@@ -91,11 +91,16 @@ export async function unpackArchive(
   bytes: Uint8Array,
   limits: UnpackLimits = DEFAULT_UNPACK_LIMITS,
 ): Promise<Map<string, Uint8Array>> {
-  let stream: ReadableStream<Uint8Array> = new Blob([bytes as BlobPart]).stream();
+  let stream = slices(bytes, SLICE_BYTES);
+  // The tar stream may hold at most the file bytes plus a 512-byte header and
+  // up to 511 bytes of padding per entry, and the end-of-archive blocks.
+  const maxTarBytes = limits.maxTotalBytes + (limits.maxEntries + 4) * 1024;
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
-    stream = stream.pipeThrough(
-      new DecompressionStream("gzip") as ReadableWritablePair<Uint8Array, Uint8Array>,
-    );
+    stream = stream
+      .pipeThrough(new DecompressionStream("gzip") as ReadableWritablePair<Uint8Array, Uint8Array>)
+      .pipeThrough(byteLimit(maxTarBytes));
+  } else if (bytes.length > maxTarBytes) {
+    throw tooLarge(`archive is larger than ${maxTarBytes} bytes`);
   }
   const out = new Map<string, Uint8Array>();
   let total = 0;
@@ -142,6 +147,43 @@ export async function unpackArchive(
     });
   }
   return out;
+}
+
+/** Input slice size: the inflater never sees more than this at once. */
+const SLICE_BYTES = 64 * 1024;
+
+/** A pull-based stream of `bytes` in slices, so inflation proceeds step by step. */
+function slices(bytes: Uint8Array, size: number): ReadableStream<Uint8Array> {
+  let off = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (off >= bytes.length) return controller.close();
+      controller.enqueue(bytes.subarray(off, off + size));
+      off += size;
+    },
+  }, { highWaterMark: 0 });
+}
+
+/**
+ * Passes bytes through until `max` have passed, then fails with 413: a
+ * small gzip body cannot inflate past the archive limits (a gzip bomb).
+ */
+function byteLimit(max: number): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  return new TransformStream<Uint8Array, Uint8Array>(
+    {
+      transform(chunk, controller) {
+        seen += chunk.length;
+        if (seen > max) {
+          controller.error(tooLarge(`archive inflates to more than ${max} bytes`));
+          return;
+        }
+        controller.enqueue(chunk);
+      },
+    },
+    undefined,
+    { highWaterMark: 0 },
+  );
 }
 
 function safePath(name: string): string {

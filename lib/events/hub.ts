@@ -42,6 +42,11 @@ export interface OpenRequest {
   origin: string;
   /** Subscribed namespaces with their resume hints. */
   namespaces: { slug: string; flags: FlagSelection; hint: number | null }[];
+  /**
+   * Called once with a function that ends this stream; returns the function
+   * to call when the stream ends (lib/auth/stream_guard.ts registers here).
+   */
+  register?: (close: () => void) => () => void;
 }
 
 /** Counters of a hub. */
@@ -111,9 +116,10 @@ export class EventHub {
     if (this.#closed) throw new Error("The event hub is shut down");
     const release = this.registry.acquire(req.credentialId);
     const now = () => this.#now().getTime();
-    const holder: { conn?: StreamConnection } = {};
+    const holder: { conn?: StreamConnection; unregister?: (() => void) | undefined } = {};
     const stream = createSseStream(() => {
       release();
+      holder.unregister?.();
       if (holder.conn !== undefined) this.#drop(holder.conn);
     });
     const conn = holder.conn = new StreamConnection({
@@ -125,6 +131,7 @@ export class EventHub {
       now,
     });
     this.#conns.add(conn);
+    holder.unregister = req.register?.(() => conn.close());
     this.#ensureTimer();
     for (const ns of req.namespaces) {
       conn.states.set(ns.slug, {

@@ -10,6 +10,7 @@ import type { Logger } from "../log.ts";
 import { NotFoundError } from "../errors.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { HeadWatcher } from "../store/head_watcher.ts";
+import type { StreamGuard } from "../auth/stream_guard.ts";
 import type { ServiceSettings } from "../settings.ts";
 import { errorResponse } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
@@ -41,6 +42,8 @@ export interface AppDeps {
   heads: HeadWatcher;
   /** Tunables (lib/settings.ts). */
   settings: ServiceSettings;
+  /** Ends long-lived streams whose credential was revoked or expired. */
+  guard: StreamGuard;
   /** Aborted when the server shuts down: long-lived streams end on it. */
   shutdown: AbortSignal;
   /**
@@ -67,10 +70,14 @@ export type AppEnv = {
  * import { randomTokenKey } from "../auth/hmac_key.ts";
  * import { HeadWatcher } from "../store/head_watcher.ts";
  * import { DEFAULT_SETTINGS } from "../settings.ts";
+ * import { StreamGuard } from "../auth/stream_guard.ts";
  * const kv = await Deno.openKv(":memory:");
  * const heads = new HeadWatcher(kv);
+ * const guard = new StreamGuard(kv);
  * const shutdown = new AbortController().signal;
- * const app = createApp({ kv, key: await randomTokenKey(), log: silentLogger, heads, settings: DEFAULT_SETTINGS, shutdown });
+ * const app = createApp({
+ *   kv, key: await randomTokenKey(), log: silentLogger, heads, guard, settings: DEFAULT_SETTINGS, shutdown,
+ * });
  * const res = await app.request("/healthz");
  * if (res.status !== 200) throw new Error();
  * heads.close();

@@ -20,7 +20,6 @@ import { versionKey } from "../store/keys.ts";
 import { getHead, type VersionMeta } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
 import { authDeps, requestContext } from "./authn.ts";
-import { intParam } from "./params.ts";
 
 /**
  * The closure route, mounted under `/api/v1` before the bearer-auth routes
@@ -46,15 +45,18 @@ export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
     if (versionParam === undefined || versionParam === "") {
       throw new UsageError("version is required");
     }
-    const version = intParam(versionParam, "version")!;
-    if (version === 0) throw new UsageError("version must be 1 or more");
+    if (!/^[1-9]\d{0,14}$/.test(versionParam)) {
+      throw new UsageError("version must be a positive integer (version 0 has no closure)");
+    }
+    const version = Number(versionParam);
     const subscription = c.req.query("subscription");
     if (subscription === undefined || subscription === "") {
       throw new UsageError("subscription is required");
     }
     const flags = decodeSubscription(subscription);
 
-    const authorization = c.req.header("authorization");
+    // an empty header is no bearer auth: the signed token then applies
+    const authorization = c.req.header("authorization")?.trim() || undefined;
     if (authorization !== undefined) {
       const principal = await authenticate(authDeps(deps), authorization, requestContext(c));
       c.set("principal", principal);

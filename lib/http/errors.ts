@@ -30,7 +30,7 @@ export function errorResponse(err: unknown, requestId: string, log: Logger): Res
     if (err.status >= 500) {
       log("error", "request failed", { request_id: requestId, code: err.code });
     }
-    const body: Record<string, unknown> = { code: err.code, message: err.message };
+    const body: Record<string, unknown> = { code: err.code, message: capped(err.message) };
     if (err.details !== undefined) body.details = err.details;
     body.request_id = requestId;
     return new Response(JSON.stringify(body), { status: err.status, headers });
@@ -55,4 +55,11 @@ export function errorResponse(err: unknown, requestId: string, log: Logger): Res
  */
 export function requestIdOf(c: Context): string {
   return (c.get("requestId" as never) as string | undefined) ?? "unknown";
+}
+
+/** Longest error message sent: messages may quote request fields of any size. */
+const MAX_MESSAGE = 500;
+
+function capped(message: string): string {
+  return message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE)}… (truncated)`;
 }

@@ -73,6 +73,11 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
     const body = hub.open({
       principalId: principal.kind === "token" ? principal.token.id : principal.user_id,
       credentialId: principal.kind === "token" ? principal.token.id : principal.session_id,
+      register: (close) =>
+        deps.guard.register(
+          principal.kind === "token" ? principal.token.id : principal.session_id,
+          close,
+        ),
       tenant,
       origin: deps.publicUrl ?? url.origin,
       namespaces: subs.map((s) => ({

@@ -87,6 +87,7 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
       actorOf(p, c.get("requestId")),
       now(),
     );
+    await deps.guard.recheck();
     return c.json({ deleted: namespace, revoked_tokens: revoked, request_id: c.get("requestId") });
   });
 

@@ -194,7 +194,11 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
         const idle = setTimeout(close, deps.settings.idleCloseMs);
         const onShutdown = () => close();
         deps.shutdown.addEventListener("abort", onShutdown, { once: true });
+        // a revoked or expired token's stream ends (checked by the stream guard)
+        const p = c.get("principal");
+        const unguard = deps.guard.register(p.kind === "token" ? p.token.id : p.session_id, close);
         cleanup = () => {
+          unguard();
           unwatch();
           clearInterval(keepalive);
           clearTimeout(idle);

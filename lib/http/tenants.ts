@@ -67,6 +67,7 @@ export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
     const p = c.get("principal");
     await authorize(kv, p, "tenant.delete", { tenant });
     const { revoked } = await deleteTenant(kv, tenant, actorOf(p, c.get("requestId")), now());
+    await deps.guard.recheck();
     return c.json({ deleted: tenant, revoked_tokens: revoked, request_id: c.get("requestId") });
   });
 

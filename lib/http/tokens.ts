@@ -109,6 +109,7 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.delete("/:id", async (c) => {
     const token = await revokeToken(auth, c.get("principal"), c.req.param("id"), requestContext(c));
+    await deps.guard.recheck(); // this process's streams of the token end now
     return c.json({
       token: { id: token.id, status: token.status, revoked_at: token.revoked_at },
       request_id: c.get("requestId"),

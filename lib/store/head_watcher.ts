@@ -45,8 +45,9 @@ const GET_MANY_LIMIT = 10;
  * const watcher = new HeadWatcher(kv, { pollIntervalMs: 20 });
  * const seen: number[] = [];
  * const stop = watcher.watch("acme", "web", (h) => h && seen.push(h.version));
+ * await new Promise((r) => setTimeout(r, 50)); // the baseline read
  * await kv.set(["ns_head", "acme", "web"], { version: 1, closure_hash: "x", environments: {} });
- * await new Promise((r) => setTimeout(r, 100));
+ * for (let i = 0; i < 100 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
  * stop();
  * watcher.close();
  * kv.close();
@@ -75,7 +76,10 @@ export class HeadWatcher {
 
   /**
    * Calls `listener` whenever the head of (tenant, namespace) changes, until
-   * the returned function is called. The current head is not replayed.
+   * the returned function is called. The current head is not replayed: the
+   * first read of a newly watched head (started at once) is the baseline, so
+   * callers that must not miss a version read the head themselves after
+   * watching (as the stream feeds do when they build their first snapshot).
    */
   watch(tenant: string, namespace: string, listener: HeadListener): () => void {
     if (this.#closed) throw new Error("HeadWatcher is closed");

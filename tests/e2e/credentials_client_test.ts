@@ -47,13 +47,35 @@ Deno.test("e2e credentials: namespace-client tokens", async (t) => {
     });
     const other = await mint(inst, inst.admin, acme.read);
     const self = (m: Minted) => `/api/v1/tokens/${m.token.id}`;
+    // The one thing a client may do: evaluate its bound triple.
+    const evaluate = (m: Minted, headers: Record<string, string> = {}) =>
+      inst.api(
+        "POST",
+        `/api/v1/tenants/${m.token.tenant_slug}/namespaces/${m.token.namespace_slug}` +
+          `/environments/${m.token.environment_slug}/evaluate/all`,
+        m.secret,
+        { context: {} },
+        headers,
+      );
 
-    await t.step("public environment: the client authenticates (self-read)", async () => {
-      const res = await inst.api("GET", self(staging), staging.secret);
+    await t.step("public environment: the client authenticates and evaluates", async () => {
+      const res = await evaluate(staging);
       assertStatus(res, 200);
-      assertEquals(res.body.token.id, staging.token.id);
-      assertEquals(res.body.token.environment_slug, "staging");
       assertEquals(JSON.stringify(res.body).includes(staging.secret), false);
+    });
+
+    await t.step("rule 1: a public secret cannot read or revoke its own token record", async () => {
+      // the secret ships to browsers: holding it must not let anyone switch the site off
+      const read = await inst.api("GET", self(staging), staging.secret);
+      assertError(read, 403, "forbidden", "read");
+      assertError(
+        await inst.api("DELETE", self(staging), staging.secret),
+        403,
+        "forbidden",
+        "revoke",
+      );
+      assertEquals((await superGet(inst, staging.token.id)).status, "active");
+      assertStatus(await evaluate(staging), 200, "still works");
     });
 
     await t.step("rule 4: no manifest, versions, lint, token or admin endpoint (403)", async () => {
@@ -105,6 +127,7 @@ Deno.test("e2e credentials: namespace-client tokens", async (t) => {
 
     await t.step("rule 3: public_evaluate = false → every request 403, record active", async () => {
       const paths = [
+        ["POST", "/api/v1/tenants/acme/namespaces/web/environments/production/evaluate/all"],
         ["GET", self(production)],
         ["DELETE", self(production)],
         ["GET", "/api/v1/tenants/acme/namespaces/web/manifest"],
@@ -151,7 +174,7 @@ Deno.test("e2e credentials: namespace-client tokens", async (t) => {
         // production becomes public: its client works, status still active
         await pushManifest(inst, writer.secret, "acme", "web", { production: true, staging: true });
         assertStatus(
-          await inst.api("GET", self(production), production.secret),
+          await evaluate(production),
           200,
           "after flip to true",
         );
@@ -161,23 +184,23 @@ Deno.test("e2e credentials: namespace-client tokens", async (t) => {
           staging: false,
         });
         assertError(
-          await inst.api("GET", self(staging), staging.secret),
+          await evaluate(staging),
           403,
           "forbidden",
           "after flip to false",
         );
-        assertStatus(await inst.api("GET", self(production), production.secret), 200);
+        assertStatus(await evaluate(production), 200);
         // and back
         await pushManifest(inst, writer.secret, "acme", "web", {
           production: false,
           staging: true,
         });
-        assertError(await inst.api("GET", self(production), production.secret), 403, "forbidden");
-        assertStatus(await inst.api("GET", self(staging), staging.secret), 200, "after flip back");
+        assertError(await evaluate(production), 403, "forbidden");
+        assertStatus(await evaluate(staging), 200, "after flip back");
         // the environment removed from the manifest altogether: 403 too, still active
         await pushManifest(inst, writer.secret, "acme", "web", { production: false });
         assertError(
-          await inst.api("GET", self(staging), staging.secret),
+          await evaluate(staging),
           403,
           "forbidden",
           "env removed",
@@ -186,7 +209,7 @@ Deno.test("e2e credentials: namespace-client tokens", async (t) => {
           production: false,
           staging: true,
         });
-        assertStatus(await inst.api("GET", self(staging), staging.secret), 200, "env back");
+        assertStatus(await evaluate(staging), 200, "env back");
         // a rollback flips it too
         const versions = await inst.api(
           "GET",
@@ -203,7 +226,7 @@ Deno.test("e2e credentials: namespace-client tokens", async (t) => {
           201,
         );
         assertStatus(
-          await inst.api("GET", self(production), production.secret),
+          await evaluate(production),
           200,
           "after rollback",
         );
@@ -224,14 +247,18 @@ Deno.test("e2e credentials: namespace-client tokens", async (t) => {
     );
 
     await t.step("rule 5: no CORS headers outside evaluation endpoints", async () => {
-      // CORS is for evaluation endpoints only (DESIGN.md §6), which do not exist yet:
-      // the token endpoints answer without Access-Control-Allow-Origin, even for
-      // an Origin in allowed_origins, and a foreign Origin never gets one.
+      // CORS is for evaluation endpoints only (DESIGN.md §6): the token endpoints
+      // answer without Access-Control-Allow-Origin, even for an Origin in
+      // allowed_origins, and a foreign Origin never gets one anywhere.
       for (const origin of ["https://shop.example.com", "https://evil.example.com"]) {
         const res = await inst.api("GET", self(staging), staging.secret, undefined, { origin });
-        assertStatus(res, 200);
+        assertStatus(res, 403);
         assertEquals(res.headers.get("access-control-allow-origin"), null, origin);
       }
+      const allowed = await evaluate(staging, { origin: "https://shop.example.com" });
+      assertEquals(allowed.headers.get("access-control-allow-origin"), "https://shop.example.com");
+      const foreign = await evaluate(staging, { origin: "https://evil.example.com" });
+      assertEquals(foreign.headers.get("access-control-allow-origin"), null);
     });
 
     await t.step("audit: client authentications are tagged principal_type = client", async () => {
@@ -264,7 +291,7 @@ Deno.test("e2e credentials: namespace-client tokens", async (t) => {
         200,
       );
       for (const m of [staging, production]) {
-        assertError(await inst.api("GET", self(m), m.secret), 401, "unauthorized");
+        assertError(await evaluate(m), 401, "unauthorized");
         assertEquals((await superGet(inst, m.token.id)).status, "revoked");
       }
     });

@@ -224,7 +224,20 @@ export async function superGet(inst: Installation, id: string): Promise<TokenJso
 
 /** An endpoint any non-client principal of the tenant may call: whether `secret` still works. */
 export async function authStatus(inst: Installation, secret: string, id: string): Promise<number> {
-  // Every token may read its own metadata (self), so this probes authentication alone.
+  if (secret.startsWith("svc_client_")) {
+    // A client may only evaluate its bound triple: probe with that.
+    const rec = await inst.api("GET", `/api/v1/tokens/${id}`, inst.admin);
+    const t = rec.body.token;
+    const res = await inst.api(
+      "POST",
+      `/api/v1/tenants/${t.tenant_slug}/namespaces/${t.namespace_slug}` +
+        `/environments/${t.environment_slug}/evaluate/all`,
+      secret,
+      { context: {} },
+    );
+    return res.status;
+  }
+  // Every other token may read its own metadata (self), so this probes authentication alone.
   const res = await inst.api("GET", `/api/v1/tokens/${id}`, secret);
   return res.status;
 }

@@ -11,6 +11,7 @@ import {
   addTenantAdmin,
   assertError,
   assertStatus,
+  authStatus,
   bodies,
   createHumans,
   createNamespace,
@@ -105,7 +106,7 @@ Deno.test("e2e credentials: issuance of service tokens", async (t) => {
         assertEquals("digest" in got.body.token, false);
         assertEquals(got.body.token.prefix, token.prefix);
         // and it authenticates
-        assertStatus(await inst.api("GET", `/api/v1/tokens/${token.id}`, secret), 200, "self");
+        assertEquals(await authStatus(inst, secret, token.id), 200, "it authenticates");
       }
       const list = await inst.api("GET", "/api/v1/tokens?limit=500", inst.admin);
       assertStatus(list, 200);
