@@ -131,7 +131,8 @@ export async function loadTokenKey(
   return { key: await importTokenKey(bytes), path, created: true };
 }
 
-const CHECK_INPUT = "cfgtool token key check v1";
+/** The fixed string whose HMAC fingerprints a key (lib/auth/rekey.ts uses it too). */
+export const KEY_CHECK_INPUT = "cfgtool token key check v1";
 
 /**
  * Loads the token key (as {@linkcode loadTokenKey}) and checks it against the
@@ -168,21 +169,21 @@ export async function openTokenKey(
       throw new CfgtoolError(
         "token_key_missing",
         `The token key file ${path} is missing, but this store's tokens were digested with a key. ` +
-          "Restore the file from your backup (or pass --token-key-file); a new key would make " +
-          "every token and session invalid.",
+          "Restore the file from your backup (or pass --token-key-file), or start over with a " +
+          "new key: `cfgtool admin rekey` (every token and session is revoked).",
       );
     }
   }
   const loaded = await loadTokenKey(options);
-  const fingerprint = await hmacHex(loaded.key, CHECK_INPUT);
+  const fingerprint = await hmacHex(loaded.key, KEY_CHECK_INPUT);
   if (recorded.value === null) {
     await kv.atomic().check(recorded).set(tokenKeyCheckKey(), fingerprint).commit();
   } else if (recorded.value !== fingerprint) {
     throw new CfgtoolError(
       "token_key_mismatch",
       `The token key${loaded.path ? ` in ${loaded.path}` : ""} is not the key this store's ` +
-        "tokens were digested with. Use the original key file (--token-key-file); to start " +
-        "over with a new key every token must be reissued.",
+        "tokens were digested with. Use the original key file (--token-key-file), or start " +
+        "over with a new key: `cfgtool admin rekey` (every token and session is revoked).",
     );
   }
   return loaded;

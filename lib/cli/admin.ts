@@ -77,6 +77,56 @@ export function registerAdminCommands(program: Command): void {
       });
     });
 
+  admin.command("rekey")
+    .description(
+      "Replace the token HMAC key (lost, leaked or rotated key file): writes a new key file " +
+        "(an existing one is renamed aside), revokes every active service token and ends every " +
+        "session, then records the new key. Mint a new superadmin with `admin bootstrap` after.",
+    )
+    .option("--kv <location>", KV_HELP)
+    .option(
+      "--token-key-file <file>",
+      "where to write the new key (default: token.key beside the KV)",
+    )
+    .option("--yes", "confirm: every token and session of the installation stops working")
+    .option("--json", "print {path, previous, revoked, sessions} as JSON")
+    .addHelpText(
+      "after",
+      "\nStop every `cfgtool serve` of the installation first, and give the new key file to all" +
+        " of them.\n\nExamples:\n  cfgtool admin rekey --kv ./cfgtool-data/kv.sqlite3 --yes\n",
+    )
+    .action(async (opts) => {
+      if (!opts.yes) {
+        throw new UsageError(
+          "admin rekey revokes every token and ends every session of the installation; " +
+            "pass --yes to go ahead",
+        );
+      }
+      const spec = kvSpec(opts.kv);
+      if (spec === ":memory:") {
+        throw new UsageError("--kv :memory: is a store private to one process: name the KV file");
+      }
+      const [{ openKv }, { rekeyStore }] = await Promise.all([
+        import("../store/kv.ts"),
+        import("../auth/rekey.ts"),
+      ]);
+      const kv = await openKv(spec);
+      try {
+        const keyFile = opts.tokenKeyFile ?? Deno.env.get("CFGTOOL_TOKEN_KEY_FILE");
+        const r = await rekeyStore(
+          kv,
+          keyFile === undefined ? { kv: spec } : { kv: spec, keyFile },
+        );
+        if (opts.json) return console.log(JSON.stringify(r, null, 2));
+        console.log(`wrote a new token key to ${r.path}`);
+        if (r.previous) console.log(`the previous key file is now ${r.previous}`);
+        console.log(`revoked ${r.revoked.length} token(s), ended ${r.sessions} session(s)`);
+        console.log("next: cfgtool admin bootstrap --kv " + spec);
+      } finally {
+        kv.close();
+      }
+    });
+
   const user = admin.command("user").description("Manage human users.")
     .addHelpText(
       "after",

@@ -128,5 +128,11 @@ function publicOrigin(value: string): string {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new UsageError(`--public-url must be an http(s) URL, not "${value}"`);
   }
+  if ((url.pathname !== "/" && url.pathname !== "") || url.search !== "" || url.hash !== "") {
+    throw new UsageError(
+      `--public-url must be an origin (scheme://host[:port]) without a path: the service ` +
+        `answers at the root of its origin, not "${value}"`,
+    );
+  }
   return url.origin;
 }

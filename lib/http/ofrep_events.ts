@@ -64,8 +64,8 @@ const encoder = new TextEncoder();
 /**
  * The event-stream URL advertised to a `namespace-client` token: the
  * service's public origin (`--public-url`) when configured, else the
- * request's own origin (or `X-Forwarded-Proto` / `X-Forwarded-Host` when a
- * proxy sets them), + `/ofrep/v1/event-stream?token=<secret>`.
+ * request's own origin, + `/ofrep/v1/event-stream?token=<secret>`.
+ * Forwarding headers are ignored: clients can forge them.
  *
  * @param req the bulk evaluation request
  * @param secret the namespace-client secret it authenticated with
@@ -80,13 +80,9 @@ const encoder = new TextEncoder();
  * ```
  */
 export function eventStreamUrl(req: Request, secret: string, publicUrl?: string): string {
-  const proto = req.headers.get("x-forwarded-proto")?.split(",")[0]?.trim();
-  const host = req.headers.get("x-forwarded-host")?.split(",")[0]?.trim();
-  const origin = publicUrl !== undefined
-    ? publicUrl.replace(/\/+$/, "")
-    : (proto === "http" || proto === "https") && host !== undefined && host !== ""
-    ? `${proto}://${host}`
-    : new URL(req.url).origin;
+  // X-Forwarded-* headers are not trusted: any client can send them, and the
+  // URL carries a credential. Behind a proxy, `--public-url` names the origin.
+  const origin = publicUrl !== undefined ? publicUrl.replace(/\/+$/, "") : new URL(req.url).origin;
   return `${origin}/ofrep/v1${EVENT_STREAM_PATH}?token=${encodeURIComponent(secret)}`;
 }
 

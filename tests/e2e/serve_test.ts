@@ -76,3 +76,41 @@ Deno.test("cfgtool admin refuses a :memory: store and serve reports a port in us
     await server.stop();
   }
 });
+
+Deno.test("cfgtool admin rekey recovers a store whose key file was lost: old tokens revoked, new ones work", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const kvPath = `${dir}/kv.sqlite3`;
+    const first = await runCli(["admin", "bootstrap", "--kv", kvPath]);
+    const oldSecret = first.stdout.trim().split("\n").at(-1)!;
+    await Deno.remove(`${dir}/token.key`);
+    const unconfirmed = await runCli(["admin", "rekey", "--kv", kvPath]);
+    assertEquals(unconfirmed.code, 2, "rekey wants --yes");
+    const rekey = await runCli(["admin", "rekey", "--kv", kvPath, "--yes", "--json"]);
+    assertEquals(rekey.code, 0, rekey.stderr);
+    const result = JSON.parse(rekey.stdout);
+    assertEquals(result.revoked.length, 1);
+    assertEquals(result.previous, null);
+    assertEquals((await Deno.stat(`${dir}/token.key`)).mode! & 0o777, 0o600);
+    const again = await runCli(["admin", "bootstrap", "--kv", kvPath]);
+    assertEquals(again.code, 0, again.stderr);
+    const newSecret = again.stdout.trim().split("\n").at(-1)!;
+    const server = await startServer({ kv: kvPath });
+    try {
+      const ok = await fetch(`${server.url}/api/v1/tenants`, {
+        headers: { authorization: `Bearer ${newSecret}` },
+      });
+      assertEquals(ok.status, 200);
+      await ok.body?.cancel();
+      const old = await fetch(`${server.url}/api/v1/tenants`, {
+        headers: { authorization: `Bearer ${oldSecret}` },
+      });
+      assertEquals(old.status, 401);
+      await old.body?.cancel();
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

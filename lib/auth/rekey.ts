@@ -1,0 +1,90 @@
+/**
+ * Replacing the token HMAC key of an installation (lost, leaked or rotated
+ * key file). Every digest made with the old key becomes useless, so the
+ * store is brought to a state the new key can serve: every active service
+ * token is revoked (audited `token.revoked` with reason
+ * `token_key_replaced`), every human session ends, and the key fingerprint
+ * is replaced. Afterwards `cfgtool admin bootstrap` mints a superadmin.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { UsageError } from "../errors.ts";
+import type { AuditActor } from "../store/audit.ts";
+import { kvLocation } from "../store/kv.ts";
+import { tokenKeyCheckKey, tokenPrefix } from "../store/keys.ts";
+import { revokeTokenRecord, type TokenRecord } from "../store/tokens.ts";
+import { hmacHex } from "./digest.ts";
+import { importTokenKey, KEY_BYTES, KEY_CHECK_INPUT, KEY_FILE_NAME } from "./hmac_key.ts";
+
+/** What {@linkcode rekeyStore} did. */
+export interface RekeyResult {
+  /** The new key file. */
+  path: string;
+  /** The previous key file, renamed aside, or null when there was none. */
+  previous: string | null;
+  /** Ids of the tokens revoked. */
+  revoked: string[];
+  /** Number of human sessions ended. */
+  sessions: number;
+}
+
+/**
+ * Writes a new random key file (renaming an existing one to
+ * `<file>.replaced-<time>`), revokes every active token, ends every session
+ * and records the new key's fingerprint.
+ *
+ * @param kv the opened store
+ * @param options `kv`: the `--kv` value; `keyFile`: the `--token-key-file` value
+ * @returns the new key file, the old one, and what was revoked
+ *
+ * @example
+ * ```ts
+ * import { rekeyStore } from "./rekey.ts";
+ * const dir = await Deno.makeTempDir();
+ * const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
+ * const r = await rekeyStore(kv, { kv: `${dir}/kv.sqlite3` });
+ * if (r.revoked.length !== 0 || r.previous !== null) throw new Error();
+ * kv.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function rekeyStore(
+  kv: Deno.Kv,
+  options: { kv: string; keyFile?: string; now?: Date },
+): Promise<RekeyResult> {
+  const loc = kvLocation(options.kv);
+  let path: string;
+  if (options.keyFile !== undefined) path = options.keyFile;
+  else if (loc.kind === "file") path = join(loc.dir, KEY_FILE_NAME);
+  else throw new UsageError("Name the key file to write with --token-key-file");
+  const now = options.now ?? new Date();
+  let previous: string | null = `${path}.replaced-${now.toISOString().replace(/[:.]/g, "-")}`;
+  try {
+    await Deno.rename(path, previous);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    previous = null;
+  }
+  const bytes = crypto.getRandomValues(new Uint8Array(KEY_BYTES));
+  await Deno.writeFile(path, bytes, { mode: 0o600, createNew: true });
+  await Deno.chmod(path, 0o600).catch(() => {});
+  const key = await importTokenKey(bytes);
+
+  const actor: AuditActor = { id: "rekey", principal_type: "system", request_id: null };
+  const revoked: string[] = [];
+  for await (const e of kv.list<TokenRecord>({ prefix: tokenPrefix() })) {
+    if (e.value.status !== "active") continue;
+    await revokeTokenRecord(kv, e.value.id, actor, now, { reason: "token_key_replaced" });
+    revoked.push(e.value.id);
+  }
+  let sessions = 0;
+  for (const prefix of [["session"], ["session_by_digest"]]) {
+    for await (const e of kv.list({ prefix })) {
+      await kv.delete(e.key);
+      if (prefix[0] === "session") sessions++;
+    }
+  }
+  await kv.set(tokenKeyCheckKey(), await hmacHex(key, KEY_CHECK_INPUT));
+  return { path, previous, revoked, sessions };
+}
