@@ -10,6 +10,7 @@ import type { Context } from "hono";
 import { principalId } from "../auth/principal.ts";
 import { authorize } from "../auth/permissions.ts";
 import { packArchive, unpackArchive } from "../closure/archive.ts";
+import { ClosureMemo } from "../closure/memo.ts";
 import { NotFoundError, UsageError } from "../errors.ts";
 import { environmentsOf } from "../flags/model.ts";
 import { parseManifest, validateManifest } from "../flags/validate.ts";
@@ -35,6 +36,7 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   const { kv } = deps;
   const app = new Hono<AppEnv>();
   const now = () => deps.now?.() ?? new Date();
+  const archives = new ClosureMemo({ maxEntries: 256, maxBytes: 32 * 1024 * 1024 });
 
   /**
    * Authorizes the action and reads the head, which exists exactly while the
@@ -66,22 +68,24 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
     if (matchesEtag(c.req.header("if-none-match"), etag)) {
       return c.body(null, 304, headers);
     }
-    const files = await readFiles(kv, tenant, namespace, meta.version);
-    if (wantsJson(c.req.header("accept"))) {
-      const out: Record<string, string> = {};
-      for (const [path, bytes] of files) out[path] = new TextDecoder().decode(bytes);
-      return c.json(
-        { version: meta.version, closure_hash: meta.closure_hash, files: out },
-        200,
-        headers,
-      );
+    if (!wantsJson(c.req.header("accept"))) {
+      // A version's archive never changes: built once per process, then served from memory.
+      const key = `${tenant}\u0000${namespace}\u0000${meta.version}\u0000${meta.closure_hash}`;
+      const { archive } = await archives.getOrCreate(key, async () => {
+        const archive = await packArchive(await readFiles(kv, tenant, namespace, meta.version));
+        return { archive, closureHash: meta.closure_hash, tarSize: archive.length };
+      });
+      return c.body(archive as Uint8Array<ArrayBuffer>, 200, {
+        ...headers,
+        "content-type": "application/gzip",
+        "content-disposition": `attachment; filename="${namespace}-v${meta.version}.tar.gz"`,
+      });
     }
-    const archive = await packArchive(files);
-    return c.body(archive as Uint8Array<ArrayBuffer>, 200, {
-      ...headers,
-      "content-type": "application/gzip",
-      "content-disposition": `attachment; filename="${namespace}-v${meta.version}.tar.gz"`,
-    });
+    const files: Record<string, string> = {};
+    for (const [path, bytes] of await readFiles(kv, tenant, namespace, meta.version)) {
+      files[path] = new TextDecoder().decode(bytes);
+    }
+    return c.json({ version: meta.version, closure_hash: meta.closure_hash, files }, 200, headers);
   });
 
   app.put("/manifest", async (c) => {
