@@ -186,7 +186,9 @@ export async function commitVersion(
 ): Promise<CommitResult> {
   const { tenant, namespace } = input;
   const hash = await closureHash(input.files);
-  const tree = await writeTree(kv, input.files);
+  // The tree is written only once a new version is needed: an unchanged
+  // push costs the hash and one read.
+  let tree: string | undefined;
   while (true) {
     const head = await kv.get<Head>(headKey(tenant, namespace));
     if (head.value === null) {
@@ -208,6 +210,7 @@ export async function commitVersion(
         changed: false,
       };
     }
+    tree ??= await writeTree(kv, input.files);
     const meta: VersionMeta = {
       version: current + 1,
       closure_hash: hash,
