@@ -7,6 +7,7 @@
  * @module
  */
 import type { Command } from "commander";
+import { collectContext, CONTEXT_FLAG, CONTEXT_HELP } from "./context_option.ts";
 import type { EvaluationResult } from "../flags/evaluate.ts";
 
 /** The output of one `flags lint` run, for tests and callers that print elsewhere. */
@@ -233,11 +234,9 @@ export function registerFlagsCommands(program: Command): void {
     .option("--flag <key>", "the flag to evaluate")
     .option("--all", "evaluate every flag, in key order")
     .option(
-      "--context <path=value>",
-      "one context fact, repeatable; dotted paths build nested objects.\n" +
-        "Values: true/false are booleans, integers and decimals are numbers, null is null,\n" +
-        '"quoted" is the string inside the quotes, anything else is a string',
-      (value: string, previous: string[]) => [...previous, value],
+      CONTEXT_FLAG,
+      CONTEXT_HELP,
+      collectContext,
       [] as string[],
     )
     .option("--json", "print the result object (--flag) or flag key -> result (--all) as JSON")

@@ -7,6 +7,7 @@
  * @module
  */
 import type { Command } from "commander";
+import { collectContext, CONTEXT_FLAG, CONTEXT_HELP } from "./context_option.ts";
 
 const EXIT_CODES = "\nExit status: 0 success; 1 lint problems or unresolvable variable; " +
   "2 usage error (bad flags, missing workspace).\n";
@@ -111,11 +112,9 @@ export function registerWorkspaceCommands(program: Command): void {
     .argument("<workspace>", "workspace directory")
     .requiredOption("--variable <name>", "the variable to resolve")
     .option(
-      "--context <path=value>",
-      "one context fact, repeatable; dotted paths build nested objects.\n" +
-        "Values: true/false are booleans, integers and decimals are numbers, null is null,\n" +
-        '"quoted" is the string inside the quotes, anything else is a string',
-      (value: string, previous: string[]) => [...previous, value],
+      CONTEXT_FLAG,
+      CONTEXT_HELP,
+      collectContext,
       [] as string[],
     )
     .option("--json", "print {value_key, value, source_fingerprint} as one JSON object")

@@ -1,25 +1,12 @@
 import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
+import { type CliResult, runCfgtool } from "../cli_process.ts";
 
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 const EXAMPLE = new URL("../../examples/flags", import.meta.url).pathname;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliResult;
 
-async function cfgtool(...args: string[]): Promise<Run> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  const run = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-  assert(!/^\s+at /m.test(run.stdout + run.stderr), `stack trace printed:\n${run.stderr}`);
-  return run;
+function cfgtool(...args: string[]): Promise<Run> {
+  return runCfgtool(args);
 }
 
 async function withDir(

@@ -9,30 +9,22 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../asse
 import { packArchive } from "../../lib/closure/archive.ts";
 import { closureHash } from "../../lib/closure/hash.ts";
 import { lifetimeWarning } from "../../lib/cli/token.ts";
+import { type CliResult, runCfgtool } from "../cli_process.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 const SECRET_TOKEN = "svc_write_DoNotPrintThisValue987";
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliResult;
 
-async function cfgtool(
+function cfgtool(
   args: string[],
   env: Record<string, string> = {},
   cwd: string = ROOT,
 ): Promise<Run> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--unstable-kv", "--config", `${ROOT}deno.json`, CLI, ...args],
+  return runCfgtool(args, {
     cwd,
-    env: { NO_COLOR: "1", CFGTOOL_SERVER: "", CFGTOOL_TOKEN: "", CFGTOOL_KV: "", ...env },
-    stdin: "null",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+    env: { CFGTOOL_SERVER: "", CFGTOOL_TOKEN: "", CFGTOOL_KV: "", ...env },
+  });
 }
 
 function assertUsage(r: Run, includes: string): void {

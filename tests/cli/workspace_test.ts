@@ -4,8 +4,8 @@
  * the exit status. No stack trace may ever reach stderr.
  */
 import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
+import { type CliResult, runCfgtool } from "../cli_process.ts";
 import {
-  CLI,
   EXAMPLE_DIR,
   exampleCopy,
   exampleFiles,
@@ -13,30 +13,10 @@ import {
   writeTree,
 } from "../fixtures/workspace/build.ts";
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliResult;
 
 async function cfgtool(args: string[], cwd?: string): Promise<Run> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd: cwd ?? await Deno.makeTempDir(),
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const run = {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    stderr: new TextDecoder().decode(out.stderr),
-  };
-  assert(
-    !/^\s+at /m.test(run.stderr) && !run.stderr.includes("Stack"),
-    `stack trace:\n${run.stderr}`,
-  );
-  return run;
+  return runCfgtool(args, { cwd: cwd ?? await Deno.makeTempDir() });
 }
 
 const lines = (s: string) => s.split("\n").filter((l) => l !== "");

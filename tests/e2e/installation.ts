@@ -7,38 +7,24 @@
  * @module
  */
 import { type ServerProcess, startServer } from "./server_process.ts";
-
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+import { type CliResult, runCfgtool } from "../cli_process.ts";
 
 /** The result of running the CLI once. */
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type { CliResult } from "../cli_process.ts";
 
 /**
- * Runs `cli.ts` as a subprocess.
+ * Runs `cli.ts` as a subprocess (see tests/cli_process.ts).
  *
  * @example
  * ```ts ignore
  * const r = await runCli(["--version"]);
  * ```
  */
-export async function runCli(
+export function runCli(
   args: string[],
   options: { cwd?: string; env?: Record<string, string> } = {},
 ): Promise<CliResult> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--unstable-kv", CLI, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-    env: { NO_COLOR: "1", ...options.env },
-    ...(options.cwd ? { cwd: options.cwd } : {}),
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  return runCfgtool(args, options);
 }
 
 /** A JSON response: status, headers and parsed body (or null). */
