@@ -105,9 +105,11 @@ Deno.test("cfgtool watch mirrors verified closures atomically, writes status, su
     await waitForFile(`${dir}/web/flags/banner.toml`, (t) => t.includes('"two"'), "v2");
     const link = await Deno.lstat(`${dir}/web`);
     assert(link.isSymlink, "<dir>/web is swapped atomically as a link");
-    const versionDirs = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
-      n.startsWith(".web.v")
-    );
+    const listVersionDirs = () =>
+      [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.startsWith(".web.v"));
+    // the swap comes first, the removal of the old version right after it
+    await waitFor(() => listVersionDirs().length === 1, "old versions are removed");
+    const versionDirs = listVersionDirs();
     assertEquals(versionDirs.length, 1, `old versions are removed: ${versionDirs}`);
     assertMatch(versionDirs[0]!, new RegExp(`^\\.web\\.v${v2}\\.`));
     await waitFor(() => watcher!.stdout().includes(`applied web v${v2} `), "the apply line");
