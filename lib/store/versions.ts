@@ -14,7 +14,7 @@
  */
 import { closureHash, compareUtf8 } from "../closure/hash.ts";
 import { NotFoundError, PreconditionFailedError } from "../errors.ts";
-import { getBlob, getBlobs, putBlob } from "./blobs.ts";
+import { getBlob, getBlobs, putBlob, putBlobs } from "./blobs.ts";
 import { headKey, versionKey, versionPrefix } from "./keys.ts";
 import { type Page, pageLimit } from "./page.ts";
 
@@ -77,13 +77,8 @@ async function writeTree(
   files: ReadonlyMap<string, Uint8Array>,
 ): Promise<string> {
   const entries = [...files];
-  const pairs: [string, string][] = [];
-  // a few blobs at a time: parallel enough to hide KV latency, bounded for large manifests
-  for (let i = 0; i < entries.length; i += 16) {
-    const batch = entries.slice(i, i + 16);
-    const ids = await Promise.all(batch.map(([, bytes]) => putBlob(kv, bytes)));
-    batch.forEach(([path], j) => pairs.push([path, ids[j]!]));
-  }
+  const ids = await putBlobs(kv, entries.map(([, bytes]) => bytes));
+  const pairs = entries.map(([path], i): [string, string] => [path, ids[i]!]);
   pairs.sort((a, b) => compareUtf8(a[0], b[0]));
   return await putBlob(kv, encoder.encode(JSON.stringify(pairs)));
 }

@@ -4,6 +4,7 @@ import { bootstrapSuperadmin } from "../../lib/auth/bootstrap.ts";
 import { randomTokenKey } from "../../lib/auth/hmac_key.ts";
 import { createSession } from "../../lib/auth/sessions.ts";
 import { revokeTokenRecord } from "../../lib/store/tokens.ts";
+import { openKv } from "../../lib/store/kv.ts";
 import { createUser } from "../../lib/store/users.ts";
 import type { AuditActor } from "../../lib/store/audit.ts";
 
@@ -66,8 +67,8 @@ Deno.test("StreamGuard closes streams of an expired token or session, on its own
 
 Deno.test("StreamGuard sees a revocation made by another process on the same KV file", async () => {
   const dir = await Deno.makeTempDir();
-  const kvA = await Deno.openKv(`${dir}/kv.sqlite3`);
-  const kvB = await Deno.openKv(`${dir}/kv.sqlite3`);
+  const kvA = await openKv(`${dir}/kv.sqlite3`);
+  const kvB = await openKv(`${dir}/kv.sqlite3`);
   const guard = new StreamGuard(kvA, { intervalMs: 20 });
   try {
     const key = await randomTokenKey();

@@ -1,5 +1,5 @@
 import { assertEquals } from "../assert.ts";
-import { BLOB_CHUNK_SIZE, getBlob, getBlobs, putBlob } from "../../lib/store/blobs.ts";
+import { BLOB_CHUNK_SIZE, getBlob, getBlobs, putBlob, putBlobs } from "../../lib/store/blobs.ts";
 import { sha256Hex } from "../../lib/closure/hash.ts";
 
 Deno.test("putBlob() chunks content over 60 KiB and getBlob() reads it back identical", async () => {
@@ -46,6 +46,56 @@ Deno.test("getBlobs() reads many blobs at once, large and small, and leaves out 
     const got = await getBlobs(kv, [...ids, "f".repeat(64), ids[0]!]);
     assertEquals(got.size, ids.length);
     [...small, large].forEach((bytes, i) => assertEquals(got.get(ids[i]!), bytes));
+  } finally {
+    kv.close();
+  }
+});
+
+/** Counts the atomic commits made through `kv`. */
+function countingCommits(kv: Deno.Kv): { kv: Deno.Kv; commits: () => number } {
+  let commits = 0;
+  const atomic = kv.atomic.bind(kv);
+  kv.atomic = () => {
+    const op = atomic();
+    const commit = op.commit.bind(op);
+    op.commit = () => {
+      commits++;
+      return commit();
+    };
+    return op;
+  };
+  return { kv, commits: () => commits };
+}
+
+Deno.test("putBlobs() writes thousands of small blobs in a few atomic commits, readable after", async () => {
+  const { kv, commits } = countingCommits(await Deno.openKv(":memory:"));
+  try {
+    const enc = new TextEncoder();
+    const contents = Array.from({ length: 3000 }, (_, i) => enc.encode(`flag ${i}\n`));
+    const ids = await putBlobs(kv, contents);
+    // before batching: two commits per file (6,000)
+    assertEquals(commits() <= 20, true, `${commits()} commits`);
+    assertEquals(ids.length, 3000);
+    assertEquals(ids[7], await sha256Hex(contents[7]!));
+    const back = await getBlobs(kv, ids);
+    assertEquals(back.size, 3000);
+    assertEquals(back.get(ids[2999]!), contents[2999]);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("putBlobs() skips stored blobs, keeps duplicates in order and chunks large ones", async () => {
+  const { kv, commits } = countingCommits(await Deno.openKv(":memory:"));
+  try {
+    const small = new TextEncoder().encode("same");
+    const large = new Uint8Array(BLOB_CHUNK_SIZE * 2 + 5).fill(7);
+    const first = await putBlobs(kv, [small, large, small]);
+    assertEquals(first[0], first[2]);
+    assertEquals(await getBlob(kv, first[1]!), large);
+    const before = commits();
+    assertEquals(await putBlobs(kv, [large, small]), [first[1], first[0]]);
+    assertEquals(commits(), before, "nothing written again");
   } finally {
     kv.close();
   }

@@ -133,3 +133,22 @@ Deno.test("listVersions() pages newest first", () =>
     const err = await assertRejects(() => getVersion(kv, "acme", "web", 9), NotFoundError);
     assertEquals(err.code, "version_not_found");
   }));
+
+Deno.test("a push of 5,000 distinct files is written in tens of atomic commits, not thousands", () =>
+  withNamespace(async (kv) => {
+    let commits = 0;
+    const atomic = kv.atomic.bind(kv);
+    kv.atomic = () => {
+      const op = atomic();
+      const commit = op.commit.bind(op);
+      op.commit = () => (commits++, commit());
+      return op;
+    };
+    const files: Record<string, string> = { "namespace.toml": "ns" };
+    for (let i = 0; i < 5000; i++) files[`flags/f${i}.toml`] = `flag ${i}`;
+    const { version } = await commitVersion(kv, push(files));
+    assertEquals(version.file_count, 5001);
+    assert(commits <= 40, `${commits} commits`);
+    const back = await readFiles(kv, "acme", "web", version.version);
+    assertEquals(new TextDecoder().decode(back.get("flags/f4999.toml")), "flag 4999");
+  }));
