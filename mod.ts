@@ -19,7 +19,7 @@
  * @module
  */
 
-// Workspace tool (spec/workspace.md)
+// Workspace tool (docs/workspace.md)
 export { openWorkspace, type Workspace } from "./lib/workspace/open.ts";
 export type { Resolution } from "./lib/workspace/model.ts";
 export { type LintReport, lintWorkspace, type WorkspaceCounts } from "./lib/workspace/lint.ts";
@@ -71,7 +71,7 @@ export {
   UsageError,
 } from "./lib/errors.ts";
 
-// Client SDK (spec/events.md): verified closures pushed over the event stream, local evaluation
+// Client SDK (docs/sdk.md): verified closures pushed over the event stream, local evaluation
 export {
   type ChangeDelivery,
   type ChangeEvent,

@@ -1,6 +1,7 @@
 /**
  * The flag service: `createServer(options)` builds the request handler over an
- * opened KV; `serve(options)` opens the KV and listens with `Deno.serve`.
+ * opened KV; `serve(options)` binds the port, opens the KV and serves HTTP with
+ * connection limits (lib/net/bounded_server.ts).
  * Also runnable directly: `deno run -A --unstable-kv server.ts --port 8080`.
  *
  * @module
@@ -12,7 +13,9 @@ import { DEFAULT_KV_PATH, openKv } from "./lib/store/kv.ts";
 import { openTokenKey } from "./lib/auth/hmac_key.ts";
 import { HeadWatcher } from "./lib/store/head_watcher.ts";
 import { StreamGuard } from "./lib/auth/stream_guard.ts";
-import { resolveSettings, type ServiceSettings } from "./lib/settings.ts";
+import { DESCRIPTOR_RESERVE, resolveSettings, type ServiceSettings } from "./lib/settings.ts";
+import { type ConnectionLimits, serveBounded } from "./lib/net/bounded_server.ts";
+import { raiseDescriptorLimit } from "./lib/net/fd_limit.ts";
 import { startRetention } from "./lib/store/retention.ts";
 
 /** Options of {@linkcode createServer}. */
@@ -84,7 +87,7 @@ export function createServer(options: ServerOptions): FlagServer {
   };
 }
 
-/** Options of {@linkcode serve}. */
+/** Options of {@linkcode serve}. Aborting `signal` with a string reason (`"SIGTERM"`) names it in the shutdown log line. */
 export interface ServeOptions {
   /** KV location: a path, `:memory:` or a KV Connect URL (default `./cfgtool-data/kv.sqlite3`). */
   kv?: string;
@@ -131,9 +134,16 @@ export async function serve(options: ServeOptions = {}): Promise<void> {
 
 async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
   const kvSpec = options.kv ?? DEFAULT_KV_PATH;
-  const kv = await openKv(kvSpec);
+  const hostname = options.hostname ?? "127.0.0.1";
+  const port = options.port ?? 8080;
+  const settings = resolveSettings(options.settings);
+  const descriptors = raiseDescriptorLimit();
+  // Bind before anything touches the disk: a busy port must leave no KV file or key behind.
+  const listener = bind(hostname, port);
+  let kv: Deno.Kv | undefined;
   let loaded;
   try {
+    kv = await openKv(kvSpec);
     loaded = await openTokenKey(
       kv,
       options.tokenKeyFile === undefined
@@ -141,53 +151,74 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
         : { kv: kvSpec, keyFile: options.tokenKeyFile },
     );
   } catch (err) {
-    kv.close();
+    kv?.close();
+    listener.close();
     throw err;
   }
   if (loaded.created) log("info", "created token HMAC key file", { path: loaded.path });
   else if (loaded.path === null) {
     log("info", "using an in-process token HMAC key (tokens die with the process)");
   }
+  const limits = connectionLimits(settings, descriptors.soft);
+  log("info", "file descriptor limit", {
+    soft: descriptors.soft,
+    hard: descriptors.hard,
+    ...(descriptors.raisedFrom !== undefined ? { raised_from: descriptors.raisedFrom } : {}),
+    ...(descriptors.note ? { note: descriptors.note } : {}),
+    max_connections: limits.maxConnections,
+  });
   const server = createServer({
     kv,
     key: loaded.key,
     log,
-    ...(options.settings ? { settings: options.settings } : {}),
+    settings,
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
   });
-  const hostname = options.hostname ?? "127.0.0.1";
-  const port = options.port ?? 8080;
-  let httpServer: Deno.HttpServer;
+  const stop = new AbortController();
+  const http = serveBounded(listener, server.fetch, { limits, log, signal: stop.signal });
+  const onAbort = () => {
+    const { connections, inFlight } = http.stats();
+    const reason = options.signal?.reason;
+    log("info", "shutting down", {
+      signal: typeof reason === "string" ? reason : "abort",
+      open_streams_closed: inFlight,
+      connections,
+    });
+    // End long-lived streams first, or a graceful shutdown would wait for them.
+    void server.close();
+    stop.abort();
+  };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener("abort", onAbort, { once: true });
+  const addr = { hostname: listener.addr.hostname, port: listener.addr.port };
+  log("info", "listening", { url: `http://${addr.hostname}:${addr.port}`, kv: describeKv(kvSpec) });
+  options.onListen?.(addr);
+  await http.finished;
+  await server.close();
+  kv.close();
+}
+
+function bind(hostname: string, port: number): Deno.TcpListener {
   try {
-    httpServer = listen(hostname, port);
+    return Deno.listen({ hostname, port });
   } catch (err) {
-    await server.close();
-    kv.close();
     if (err instanceof Deno.errors.AddrInUse) {
       throw new CfgtoolError("address_in_use", `Port ${port} on ${hostname} is already in use`);
     }
     throw err;
   }
-  // End long-lived streams first, or a graceful shutdown would wait for them.
-  options.signal?.addEventListener("abort", () => void server.close(), { once: true });
-  await httpServer.finished;
-  await server.close();
-  kv.close();
+}
 
-  function listen(hostname: string, port: number): Deno.HttpServer {
-    return Deno.serve({
-      hostname,
-      port,
-      ...(options.signal ? { signal: options.signal } : {}),
-      onListen: (addr) => {
-        log("info", "listening", {
-          url: `http://${addr.hostname}:${addr.port}`,
-          kv: describeKv(kvSpec),
-        });
-        options.onListen?.(addr);
-      },
-    }, server.fetch);
-  }
+/** The connection limits of the settings; `maxConnections` 0 follows the descriptor limit. */
+function connectionLimits(settings: ServiceSettings, softLimit: number | null): ConnectionLimits {
+  const auto = softLimit === null
+    ? Number.MAX_SAFE_INTEGER
+    : Math.max(16, softLimit - DESCRIPTOR_RESERVE);
+  return {
+    headerTimeoutMs: settings.headerTimeoutMs,
+    keepAliveTimeoutMs: settings.keepAliveTimeoutMs,
+    maxConnections: settings.maxConnections > 0 ? settings.maxConnections : auto,
+  };
 }
 
 function describeKv(spec: string): string {

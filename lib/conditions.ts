@@ -12,6 +12,7 @@
  * @module
  */
 import semver from "semver";
+import { compilePattern, type LinearRegex } from "./linear_regex.ts";
 
 /** Every operator, in documentation order. */
 export const OPERATORS = [
@@ -289,8 +290,6 @@ function isScalar(v: unknown): v is Scalar {
     (typeof v === "number" && Number.isFinite(v));
 }
 
-const LOOKAROUND_OR_BACKREF = /\(\?<?[=!]|\\[1-9]|\\k</;
-
 function checkValue(op: Operator, value: unknown): string | undefined {
   switch (op) {
     case "eq":
@@ -317,15 +316,8 @@ function checkValue(op: Operator, value: unknown): string | undefined {
       return typeof value === "string" ? undefined : `${op} takes a string`;
     case "matches": {
       if (typeof value !== "string") return "matches takes a regular expression string";
-      if (LOOKAROUND_OR_BACKREF.test(value)) {
-        return "matches accepts the RE2-safe subset: no backreferences or lookaround";
-      }
-      try {
-        new RegExp(value, "u");
-      } catch (err) {
-        return `invalid regular expression: ${(err as Error).message}`;
-      }
-      return undefined;
+      const compiled = compilePattern(value);
+      return "problem" in compiled ? compiled.problem : undefined;
     }
     case "exists":
       return typeof value === "boolean" ? undefined : "exists takes true or false";
@@ -368,7 +360,7 @@ function compileTest(op: Operator, value: Scalar | Scalar[]): (v: unknown) => bo
       return (v) =>
         typeof v === "string" ? v.includes(value as string) : Array.isArray(v) && v.includes(value);
     case "matches": {
-      const re = new RegExp(value as string, "u");
+      const re = regexOf(value as string);
       return (v) => typeof v === "string" && re.test(v);
     }
     case "exists":
@@ -380,6 +372,15 @@ function compileTest(op: Operator, value: Scalar | Scalar[]): (v: unknown) => bo
     case "semver_gt":
       return semverTest(value as string, (c) => c > 0);
   }
+}
+
+/** The compiled pattern of a validated `matches` predicate (linear time, cached). */
+function regexOf(source: string): LinearRegex {
+  const compiled = compilePattern(source);
+  if ("problem" in compiled) {
+    throw new TypeError(`Cannot compile predicate: ${compiled.problem}`);
+  }
+  return compiled.regex;
 }
 
 function semverTest(target: string, ok: (cmp: number) => boolean): (v: unknown) => boolean {

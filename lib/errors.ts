@@ -283,3 +283,27 @@ export class RateLimitError extends CfgtoolError {
     this.retryAfter = retryAfter;
   }
 }
+
+/**
+ * The KV store named by `--kv` / `CFGTOOL_KV` cannot be opened. `code` says
+ * why: `kv_access_token_missing` (a KV Connect URL without
+ * `DENO_KV_ACCESS_TOKEN`; exit status 2 on the CLI, like a missing option)
+ * or `kv_unavailable` (the store did not answer or refused). 503 over HTTP.
+ *
+ * @example
+ * ```ts
+ * import { KvOpenError } from "./errors.ts";
+ * const err = new KvOpenError("kv_unavailable", "Cannot open the KV Connect store");
+ * if (err.status !== 503 || err.code !== "kv_unavailable") throw new Error();
+ * ```
+ */
+export class KvOpenError extends CfgtoolError {
+  constructor(
+    code: "kv_access_token_missing" | "kv_unavailable",
+    message: string,
+    options: Omit<CfgtoolErrorOptions, "status"> = {},
+  ) {
+    super(code, message, { ...options, status: 503 });
+    this.name = "KvOpenError";
+  }
+}

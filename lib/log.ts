@@ -1,7 +1,9 @@
 /**
  * Structured logs: one JSON object a line on stderr. Callers pass facts, never
  * secrets; request paths are logged without their query string, which may
- * carry a signed closure token.
+ * carry a signed closure token. As a last guard every line is scrubbed of
+ * anything shaped like a credential (a service or session token, a
+ * `token=`/`secret=`-style query value), wherever a client pasted it.
  *
  * @module
  */
@@ -34,8 +36,31 @@ export function createLogger(
 ): Logger {
   return (level, msg, fields) => {
     if (ORDER[level] < ORDER[min]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }));
+    write(redactSecrets(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })));
   };
+}
+
+/** Service tokens (`svc_<type>_…`) and session tokens (`ses_…`), `_` also percent-encoded. */
+const TOKEN_SHAPE =
+  /\b(svc(?:_|%5[fF])[a-z]{1,10}(?:_|%5[fF])|ses(?:_|%5[fF]))[1-9A-HJ-NP-Za-km-z]{6,}/g;
+/** Query parameters whose values are credentials. */
+const SECRET_PARAM =
+  /([?&](?:[a-z_]*token|secret|password|passwd|api_?key|key|signature|sig|auth(?:orization)?)=)[^&#"\s\\]+/gi;
+
+/**
+ * Replaces anything shaped like a credential in `text` with `[redacted]`,
+ * keeping the token's type prefix so a log reader can still tell what leaked.
+ *
+ * @example
+ * ```ts
+ * import { redactSecrets } from "./log.ts";
+ * const out = redactSecrets("/api/v1/tokens/svc_read_3xKq9ZpLmN2rT?token=abc.def");
+ * if (out !== "/api/v1/tokens/svc_read_[redacted]?token=[redacted]") throw new Error(out);
+ * ```
+ */
+export function redactSecrets(text: string): string {
+  if (!text.includes("svc") && !text.includes("ses") && !text.includes("=")) return text;
+  return text.replace(TOKEN_SHAPE, "$1[redacted]").replace(SECRET_PARAM, "$1[redacted]");
 }
 
 /** A logger that drops everything (library use, tests). */

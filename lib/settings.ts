@@ -7,9 +7,9 @@
 
 /** Every tunable of a running service. */
 export interface ServiceSettings {
-  /** Interval of the per-process head poller, ms (DESIGN.md §8). */
+  /** Interval of the per-process head poller, ms (docs/events.md, "Several server processes"). */
   headPollMs: number;
-  /** Largest serialized `version` event sent inline, bytes (spec/events.md: 64 KiB). */
+  /** Largest serialized `version` event sent inline, bytes (default 64 KiB). */
   inlineEventLimitBytes: number;
   /** A delta with more file entries than this is sent as a snapshot (spec: 32). */
   deltaFileLimit: number;
@@ -29,7 +29,19 @@ export interface ServiceSettings {
   clientRateLimitPerMinute: number;
   /** How often open streams re-check their credential (revocation, expiry), ms. */
   streamAuthCheckMs: number;
+  /** A connection that sends no complete request head within this long is closed, ms. */
+  headerTimeoutMs: number;
+  /** A keep-alive connection with no request in flight is closed after this long, ms. */
+  keepAliveTimeoutMs: number;
+  /**
+   * Open HTTP connections at most; more are closed as they arrive. 0: the
+   * file-descriptor limit minus {@linkcode DESCRIPTOR_RESERVE}.
+   */
+  maxConnections: number;
 }
+
+/** Descriptors kept free for the store, logs and files when `maxConnections` is 0. */
+export const DESCRIPTOR_RESERVE = 64;
 
 /** The defaults, as the specs give them. */
 export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = Object.freeze({
@@ -44,6 +56,9 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = Object.freeze({
   pruneIntervalMs: 60 * 60 * 1000,
   clientRateLimitPerMinute: 600,
   streamAuthCheckMs: 5000,
+  headerTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 30_000,
+  maxConnections: 0,
 });
 
 /**

@@ -1,7 +1,11 @@
 /**
  * The one place that reads TOML into plain records. Syntax errors become a
- * {@linkcode Problem} with the file, line and column that smol-toml reports;
- * semantic checks (unknown keys, wrong types) are the callers' and use key paths.
+ * {@linkcode Problem} with the file, line and column that smol-toml reports,
+ * and with a message that says what a person got wrong: smol-toml's wording
+ * describes the parser's state ("control characters are not allowed in
+ * strings" for a string left open), so the common cases are reworded here
+ * from the message and the text at the error position. Semantic checks
+ * (unknown keys, wrong types) are the callers' and use key paths.
  *
  * @module
  */
@@ -38,9 +42,10 @@ export function parseToml(text: string, path: string): TomlResult {
   } catch (err) {
     if (err instanceof TomlError) {
       const first = String(err.message).split("\n")[0]!.replace(/^Invalid TOML document: /, "");
+      const message = explainSyntaxError(first, text, err.line, err.column);
       return {
         ok: false,
-        problem: { path, line: err.line, column: err.column, message: `invalid TOML: ${first}` },
+        problem: { path, line: err.line, column: err.column, message: `invalid TOML: ${message}` },
       };
     }
     throw err;
@@ -62,6 +67,98 @@ export function parseToml(text: string, path: string): TomlResult {
  */
 export async function readToml(file: string | URL, relPath: string): Promise<TomlResult> {
   return parseToml(await Deno.readTextFile(file), relPath);
+}
+
+/**
+ * Rewords a smol-toml syntax message for a person, using the text at the
+ * error position (1-based `line` and `column`). Messages with no better
+ * wording are returned as they are.
+ *
+ * @param message smol-toml's message, without its "Invalid TOML document: " prefix
+ * @param text the TOML source
+ * @param line the error's line
+ * @param column the error's column
+ * @returns the message to show
+ *
+ * @example
+ * ```ts
+ * import { explainSyntaxError } from "./toml.ts";
+ * const m = explainSyntaxError("control characters are not allowed in strings", 'a = "x\n', 1, 7);
+ * if (!m.startsWith("unterminated string")) throw new Error(m);
+ * ```
+ */
+export function explainSyntaxError(
+  message: string,
+  text: string,
+  line: number,
+  column: number,
+): string {
+  const lineText = text.split(/\r?\n/)[line - 1] ?? "";
+  const rest = lineText.slice(column - 1);
+  const at = rest[0];
+  switch (message) {
+    case "control characters are not allowed in strings":
+      if (at === undefined || at === "\r") {
+        return 'unterminated string: close it on the same line ("""…""" strings may span lines)';
+      }
+      return `control character U+${
+        at.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
+      } is not allowed in a string; write it as an escape such as \\u${
+        at.charCodeAt(0).toString(16).padStart(4, "0")
+      }`;
+    case "unfinished string":
+      return "unterminated string: the file ends before the closing quote";
+    case "invalid value": {
+      if (rest.trim() === "" || rest.trimStart().startsWith("#")) {
+        return 'missing value after "="';
+      }
+      const word = /^[A-Za-z_][A-Za-z0-9_-]*/.exec(rest)?.[0];
+      if (word !== undefined && /^(true|false)$/i.test(word)) {
+        return `invalid value ${word}: booleans are lower-case true or false`;
+      }
+      if (word !== undefined) {
+        return `invalid value ${word}: a string must be quoted ("${word}")`;
+      }
+      return "invalid value: expected a quoted string, a number, true or false, a date, " +
+        "an [array] or an {inline table}";
+    }
+    case "illegal character in key": {
+      if (/^\s*\[/.test(lineText) && !lineText.includes("=") && !lineText.includes("]")) {
+        return 'unterminated table header: expected "]"';
+      }
+      if (at === ":") return 'expected "=" after the key (TOML writes key = value, not key: value)';
+      const key = /^\s*([A-Za-z0-9_-]+)\s+$/.exec(lineText.slice(0, column - 1))?.[1];
+      if (key !== undefined) return `expected "=" after the key ${JSON.stringify(key)}`;
+      const found = at === undefined ? "the end of the line" : JSON.stringify(at);
+      return `unexpected ${found} in a key: a key is a bare word (letters, digits, "_" and "-") ` +
+        'or a quoted string, followed by "="';
+    }
+    case "unexpected end of key":
+      return 'missing key before "="';
+    case "incomplete key-value: cannot find end of key":
+      return 'expected "=" after the key';
+    case "trying to redefine an already defined table or value":
+    case "trying to redefine an already defined value": {
+      const table = /^\s*\[+\s*([^\]]+?)\s*\]/.exec(lineText)?.[1];
+      if (table !== undefined) return `duplicate table: [${table}] is already defined above`;
+      const key = /^\s*([^=]+?)\s*=/.exec(lineText)?.[1];
+      if (key === undefined) return "duplicate key: already defined above";
+      return key.includes(".")
+        ? `duplicate key: ${key} conflicts with a key or table defined above`
+        : `duplicate key: ${key} is already defined above`;
+    }
+    case "unrecognised escape sequence":
+      return "invalid escape sequence in a string: write a backslash as \\\\, or use a " +
+        "'literal string' where backslashes are plain characters";
+    case "expected comma or end of structure":
+      return 'expected "," or the closing "]" or "}" of an array or inline table left open';
+    case "each key-value declaration must be followed by an end-of-line":
+      return "expected the end of the line after the value (one key = value per line)";
+    case "expected end of table array declaration":
+      return 'unterminated table array header: expected "]]"';
+    default:
+      return message;
+  }
 }
 
 function toPlain(v: unknown): unknown {

@@ -220,3 +220,19 @@ Deno.test("validatePredicate() restricts references to eq with a boolean", () =>
   // The same attribute is an ordinary path under another prefix.
   assertEquals(problems({ attribute: "qualifier.x", op: "neq", value: true }, "segment"), []);
 });
+
+Deno.test("compilePredicate() matches answers ^(a+)+$ on a long hostile value", () => {
+  const m = compile({ attribute: "name", op: "matches", value: "^(a+)+$" });
+  assertEquals(m({ name: "a".repeat(5000) + "b" }, none), false);
+  assertEquals(m({ name: "a".repeat(5000) }, none), true);
+});
+
+Deno.test("validatePredicate() refuses what RE2 cannot compile", () => {
+  assertEquals(problems({ attribute: "a", op: "matches", value: "\\u00e9" }), [
+    "value: invalid regular expression (RE2 syntax): invalid escape sequence: `\\u`",
+  ]);
+  assertEquals(problems({ attribute: "a", op: "matches", value: "x".repeat(2000) }), [
+    "value: pattern is 2000 characters long; the limit is 1024 characters",
+  ]);
+  assertEquals(problems({ attribute: "a", op: "matches", value: "\\x{e9}|(?i)caf" }), []);
+});

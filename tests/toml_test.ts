@@ -46,3 +46,72 @@ Deno.test("readToml() reads a file from disk", async () => {
   assert(!r.ok);
   assertEquals(r.problem.line, 2);
 });
+
+/** The message parseToml() gives for `text` (which must not parse), without the prefix. */
+function syntaxMessage(text: string): string {
+  const r = parseToml(text, "x.toml");
+  assert(!r.ok, "expected a syntax error");
+  assert(r.problem.message.startsWith("invalid TOML: "), r.problem.message);
+  return r.problem.message.slice("invalid TOML: ".length);
+}
+
+Deno.test("parseToml() calls a string left open at the end of its line an unterminated string", () => {
+  const r = parseToml('schema_version = 1\nop = "eq\n', "x.toml");
+  assert(!r.ok);
+  assertEquals([r.problem.line, r.problem.column], [2, 9]);
+  assertEquals(
+    r.problem.message,
+    'invalid TOML: unterminated string: close it on the same line ("""…""" strings may span lines)',
+  );
+  assert(syntaxMessage("a = 'eq\n").startsWith("unterminated string"));
+});
+
+Deno.test("parseToml() calls a string left open at the end of the file an unterminated string", () => {
+  assertEquals(
+    syntaxMessage('a = "eq'),
+    "unterminated string: the file ends before the closing quote",
+  );
+  assertEquals(
+    syntaxMessage('a = """eq\n'),
+    "unterminated string: the file ends before the closing quote",
+  );
+});
+
+Deno.test("parseToml() names a real control character in a string and its escape", () => {
+  assertEquals(
+    syntaxMessage('a = "x\u0001y"\n'),
+    "control character U+0001 is not allowed in a string; write it as an escape such as \\u0001",
+  );
+});
+
+Deno.test("parseToml() rewords misleading smol-toml messages for common mistakes", () => {
+  const cases: [string, string][] = [
+    ["a =\n", 'missing value after "="'],
+    ["a = # none\n", 'missing value after "="'],
+    ["a = hello\n", 'invalid value hello: a string must be quoted ("hello")'],
+    ["a = True\n", "invalid value True: booleans are lower-case true or false"],
+    ['a "x"\n', 'expected "=" after the key "a"'],
+    ["a: 1\n", 'expected "=" after the key (TOML writes key = value, not key: value)'],
+    ["= 1\n", 'missing key before "="'],
+    ["a = 1\na = 2\n", "duplicate key: a is already defined above"],
+    ["a = 1\na.b = 2\n", "duplicate key: a.b conflicts with a key or table defined above"],
+    ["[t]\n[t]\n", "duplicate table: [t] is already defined above"],
+    ["[t\n", 'unterminated table header: expected "]"'],
+    ["[[t]\n", 'unterminated table array header: expected "]]"'],
+    [
+      "a = [1, 2\n",
+      'expected "," or the closing "]" or "}" of an array or inline table left open',
+    ],
+    ["a = 1 b = 2\n", "expected the end of the line after the value (one key = value per line)"],
+    [
+      'a = "c:\\path"\n',
+      "invalid escape sequence in a string: write a backslash as \\\\, or use a " +
+      "'literal string' where backslashes are plain characters",
+    ],
+  ];
+  for (const [text, message] of cases) assertEquals(syntaxMessage(text), message, text);
+});
+
+Deno.test("parseToml() keeps smol-toml's message when it already says what is wrong", () => {
+  assertEquals(syntaxMessage("a = 01\n"), "illegal leading zero");
+});

@@ -1,5 +1,5 @@
 // cfgtool's engine (lib/flags/evaluate.ts) as a peer-harness engine. run.sh copies this file to
-// engines/cfgtool.mjs of a temporary copy of ../shared/bench/peers, next to the bundle
+// engines/cfgtool.mjs of a temporary copy of the peer harness ($PEERS_SRC), next to the bundle
 // engines/_cfgtool_engine.mjs (validator + engine, built by `deno bundle`) and the manifest
 // flags/cfgtool/ (the scenario in cfgtool's TOML format). The manifest is validated and compiled
 // in create() (outside the clock); evaluate() is one evaluateFlag() call.

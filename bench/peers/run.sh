@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Runs the shared peer-engine harness (../shared/bench/peers, read-only) with cfgtool's engine as
+# Runs the peer-engine harness in $PEERS_SRC (read-only; not part of this repository: a directory
+# with its own run.sh, package-lock.json, engines/ and scenario) with cfgtool's engine as
 # one more engine, all engines under Deno in one command, and prints the harness's table.
 #
-#   bench/peers/run.sh                 # RUNS=3, N=200000, WARMUP=50000, RUNTIME=deno
-#   RUNS=5 ENGINES="cfgtool flagd" bench/peers/run.sh
+#   PEERS_SRC=/path/to/peers bench/peers/run.sh    # RUNS=3, N=200000, WARMUP=50000, RUNTIME=deno
+#   RUNS=5 ENGINES="cfgtool flagd" PEERS_SRC=/path/to/peers bench/peers/run.sh
 #
-# Nothing is written into the shared directory: it is copied to $PEERS_WORK (default
+# Nothing is written into $PEERS_SRC: it is copied to $PEERS_WORK (default
 # /tmp/cfgtool-peers), where `npm ci` installs the peers' pinned npm packages once (kept between
 # runs), our engine is bundled by `deno bundle` into engines/_cfgtool_engine.mjs, and our adapter
 # and manifest are dropped into engines/ and flags/cfgtool/.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SHARED=${PEERS_SRC:-$(cd "$ROOT/../shared/bench/peers" && pwd)}
+SHARED=$(cd "${PEERS_SRC:?set PEERS_SRC to the directory of the peer-engine harness}" && pwd)
 WORK=${PEERS_WORK:-/tmp/cfgtool-peers}
 DENO_BIN=${DENO:-$(command -v deno || echo "$ROOT/.cache/deno/node_modules/.bin/deno")}
 

@@ -1,5 +1,5 @@
 /**
- * Validation of a token-creation request (spec/credentials.md `POST
+ * Validation of a token-creation request (docs/api.md `POST
  * /api/v1/tokens`): every refusal is a 400 `invalid_request`
  * (`UsageError`) naming the field. Permission and existence checks come
  * after, in lib/auth/token_service.ts.

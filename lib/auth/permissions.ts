@@ -6,7 +6,7 @@
  * namespace-admin lists on every call, so removing an admin takes effect
  * at once.
  *
- * Summary (spec/credentials.md, DESIGN.md §6):
+ * Summary (docs/api.md, "Who may do what"):
  *
  * | action | allowed |
  * |---|---|
@@ -19,6 +19,7 @@
  * | `manifest.write` (push, lint, rollback, versions) | as above without namespace-read |
  * | `evaluate.public` | `namespace-client` for its bound triple while `public_evaluate = true` (and everyone with `evaluate`) |
  * | `audit.read` | superadmin; tenant admin (human or token) for its tenant |
+ * | `user.list` | superadmin; tenant admin (human or token) for its tenant |
  *
  * Token actions and issuance: {@linkcode authorizeTokenAction},
  * {@linkcode authorizeIssue}.
@@ -48,7 +49,8 @@ export type Action =
   | "manifest.write"
   | "evaluate"
   | "evaluate.public"
-  | "audit.read";
+  | "audit.read"
+  | "user.list";
 
 /** Actions on an existing token. */
 export type TokenAction = "token.read" | "token.rotate" | "token.revoke";
@@ -88,6 +90,7 @@ const PHRASES: Record<Action, string> = {
   "evaluate": "evaluate flags",
   "evaluate.public": "evaluate flags",
   "audit.read": "read the audit log",
+  "user.list": "list users",
 };
 
 const refuse = (message: string, details?: Record<string, unknown>) =>
@@ -170,6 +173,7 @@ const ALLOWED: Record<Exclude<Action, "evaluate.public" | "tenant.list">, readon
   "manifest.write": NS_WRITERS,
   "evaluate": NS_READERS,
   "audit.read": TENANT_ADMINS,
+  "user.list": TENANT_ADMINS,
 };
 
 /** Actions whose target must name a namespace. */
@@ -299,7 +303,7 @@ export interface IssueBinding {
 
 /**
  * Allows issuing a token of a type and binding, or throws 403 (issuance
- * table of spec/credentials.md): namespace tokens by a namespace admin of
+ * table of docs/api.md): namespace tokens by a namespace admin of
  * that namespace, a tenant admin (human or token) of its tenant, or a
  * superadmin; `tenant-admin` by a human tenant admin of that tenant or a
  * superadmin (a tenant-admin token cannot mint another); `superadmin` only

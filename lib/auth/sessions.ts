@@ -8,10 +8,10 @@
  */
 import { digestsEqual, hmacHex } from "./digest.ts";
 import { randomPayload } from "./token_format.ts";
-import { sessionByDigestKey, sessionKey, userKey } from "../store/keys.ts";
+import { sessionByDigestKey, sessionKey, sessionPrefix, userKey } from "../store/keys.ts";
 import { ulid } from "../store/ulid.ts";
 import { getUser } from "../store/users.ts";
-import { UsageError } from "../errors.ts";
+import { NotFoundError, UsageError } from "../errors.ts";
 
 /** Session lifetime when none is given: 12 hours. */
 export const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
@@ -72,10 +72,15 @@ export async function createSession(
   };
   // Let the KV drop the records a little after the session ends.
   const expireIn = ttl + 60_000;
-  await kv.atomic()
+  const userEntry = await kv.get(userKey(user.id));
+  if (userEntry.value === null) throw new NotFoundError("user_not_found", `No user ${input.user}`);
+  const res = await kv.atomic()
+    .check(userEntry)
     .set(sessionKey(session.id), session, { expireIn })
     .set(sessionByDigestKey(session.digest), session.id, { expireIn })
     .commit();
+  // The user was deleted (or changed) meanwhile: ask again, which says 404 when gone.
+  if (!res.ok) return await createSession(kv, key, input);
   return { session, secret };
 }
 
@@ -136,4 +141,94 @@ export async function deleteSession(kv: Deno.Kv, id: string): Promise<void> {
     .delete(sessionKey(id))
     .delete(sessionByDigestKey(s.value.digest))
     .commit();
+}
+
+/** A session as listings show it: the record without its digest. */
+export type PublicSession = Omit<SessionRecord, "digest">;
+
+/**
+ * A session record without its digest, for output.
+ *
+ * @param s the stored session
+ * @returns the record without `digest`
+ *
+ * @example
+ * ```ts
+ * import { publicSession } from "./sessions.ts";
+ * const s = publicSession({
+ *   id: "ssn_1", user_id: "usr_1", prefix: "ses_abc", digest: "d",
+ *   created_at: "2030-01-01T00:00:00.000Z", expires_at: "2030-01-02T00:00:00.000Z",
+ * });
+ * if ("digest" in s) throw new Error();
+ * ```
+ */
+export function publicSession(s: SessionRecord): PublicSession {
+  const { digest: _digest, ...shown } = s;
+  return shown;
+}
+
+/**
+ * The live sessions (not yet expired), oldest first, optionally of one user
+ * (by id or email; 404 `user_not_found` for an unknown one). Records carry
+ * no digest and the secret is never stored, so nothing here can
+ * authenticate.
+ *
+ * @param kv the store
+ * @param options the user to filter on, and a clock for tests
+ * @returns the sessions
+ *
+ * @example
+ * ```ts
+ * import { createSession, listSessions } from "./sessions.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * import { createUser } from "../store/users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const user = await createUser(kv, { email: "a@b.c" });
+ * await createSession(kv, await randomTokenKey(), { user: user.id });
+ * const list = await listSessions(kv, { user: "a@b.c" });
+ * if (list.length !== 1 || "digest" in list[0]!) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function listSessions(
+  kv: Deno.Kv,
+  options: { user?: string; now?: () => Date } = {},
+): Promise<PublicSession[]> {
+  const userId = options.user === undefined ? undefined : (await getUser(kv, options.user)).id;
+  const now = (options.now?.() ?? new Date()).getTime();
+  const out: PublicSession[] = [];
+  for await (const e of kv.list<SessionRecord>({ prefix: sessionPrefix() })) {
+    if (userId !== undefined && e.value.user_id !== userId) continue;
+    if (Date.parse(e.value.expires_at) <= now) continue;
+    out.push(publicSession(e.value));
+  }
+  return out;
+}
+
+/**
+ * Revokes a session by id: its token is refused from the next request on.
+ * 404 `session_not_found` when there is no such session (or it already
+ * ended).
+ *
+ * @param kv the store
+ * @param id the session id (`ssn_…`)
+ * @returns the revoked session, without its digest
+ *
+ * @example
+ * ```ts
+ * import { revokeSession } from "./sessions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * let code = "";
+ * try { await revokeSession(kv, "ssn_x"); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "session_not_found") throw new Error(code);
+ * kv.close();
+ * ```
+ */
+export async function revokeSession(kv: Deno.Kv, id: string): Promise<PublicSession> {
+  const s = await kv.get<SessionRecord>(sessionKey(id));
+  if (s.value === null) {
+    throw new NotFoundError("session_not_found", `No session ${id} (it may have expired)`);
+  }
+  await deleteSession(kv, id);
+  return publicSession(s.value);
 }

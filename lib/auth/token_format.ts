@@ -1,5 +1,5 @@
 /**
- * The service-token format of spec/credentials.md: `svc_<type>_<payload>`
+ * The service-token format (docs/api.md, "Tokens"): `svc_<type>_<payload>`
  * where `<type>` is `read`, `write`, `client`, `tenant` or `admin` and the
  * payload is 32 random bytes in Base58. The prefix is public metadata; it
  * does not authorize.

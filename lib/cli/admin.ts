@@ -2,8 +2,9 @@ import { UsageError } from "../errors.ts";
 
 /**
  * `cfgtool admin …`: the admin CLI on the server host. It opens the KV store
- * directly (no HTTP): `bootstrap` creates a superadmin token, `user create`
- * a human user, `session create` a session token for a user. The HMAC key is
+ * directly (no HTTP): `bootstrap` creates a superadmin token, `user
+ * create|list|delete` manages human users, `session create|list|revoke`
+ * their session tokens. The HMAC key is
  * found exactly as `cfgtool serve` finds it (`--token-key-file`, else
  * `CFGTOOL_TOKEN_KEY_FILE`, else `token.key` beside the KV data, created when
  * missing), so the secrets printed here authenticate against that server.
@@ -14,15 +15,16 @@ import { UsageError } from "../errors.ts";
 import type { Command } from "commander";
 import { DEFAULT_KV_PATH } from "../store/kv.ts";
 
-const KV_HELP = "KV store: a file path, :memory: or a KV Connect URL (default: $CFGTOOL_KV,\n" +
+const KV_HELP = "KV store: a file path, :memory: or a KV Connect URL (default: $CFGTOOL_KV, " +
   "else ./cfgtool-data/kv.sqlite3, as for serve)";
-const KEY_HELP = "HMAC key file (default: $CFGTOOL_TOKEN_KEY_FILE, else token.key beside the\n" +
+const KEY_HELP = "HMAC key file (default: $CFGTOOL_TOKEN_KEY_FILE, else token.key beside the " +
   "KV data, as for serve)";
 
 const EXAMPLES = "\nExamples:\n" +
   "  cfgtool admin bootstrap --kv /var/lib/cfgtool/kv.sqlite3 | tail -n1\n" +
   "  cfgtool admin user create --kv /var/lib/cfgtool/kv.sqlite3 --email ana@example.com\n" +
-  "  cfgtool admin session create --kv /var/lib/cfgtool/kv.sqlite3 --user ana@example.com --ttl 8h\n";
+  "  cfgtool admin session create --kv /var/lib/cfgtool/kv.sqlite3 --user ana@example.com --ttl 8h\n" +
+  "  cfgtool admin session list --kv /var/lib/cfgtool/kv.sqlite3 --user ana@example.com\n";
 
 /**
  * Registers `admin` and its subcommands.
@@ -130,7 +132,9 @@ export function registerAdminCommands(program: Command): void {
   const user = admin.command("user").description("Manage human users.")
     .addHelpText(
       "after",
-      "\nExamples:\n  cfgtool admin user create --kv ./cfgtool-data/kv.sqlite3 --email ana@example.com\n",
+      "\nExamples:\n  cfgtool admin user create --kv ./cfgtool-data/kv.sqlite3 --email ana@example.com\n" +
+        "  cfgtool admin user list --kv ./cfgtool-data/kv.sqlite3\n" +
+        "  cfgtool admin user delete ana@example.com --kv ./cfgtool-data/kv.sqlite3 --yes\n",
     );
   user.command("create")
     .description("Create a user; prints the user id (usr_…) on the last line.")
@@ -155,10 +159,93 @@ export function registerAdminCommands(program: Command): void {
       }
     });
 
+  user.command("list")
+    .description("List every user with the tenants and namespaces it administers.")
+    .option("--kv <location>", KV_HELP)
+    .option("--json", "print a JSON array of {id, email, created_at, memberships}")
+    .addHelpText("after", "\nExamples:\n  cfgtool admin user list --kv ./cfgtool-data/kv.sqlite3\n")
+    .action(async (opts) => {
+      await withKv(opts.kv, async (kv) => {
+        const [{ listUsers }, { membershipsOfUser }, { printJson, printTable }] = await Promise
+          .all([
+            import("../store/users.ts"),
+            import("../store/membership.ts"),
+            import("./remote_options.ts"),
+          ]);
+        const users = await Promise.all(
+          (await listUsers(kv)).map(async (u) => ({
+            ...u,
+            memberships: await membershipsOfUser(kv, u.id),
+          })),
+        );
+        if (opts.json) return printJson(users);
+        printTable(
+          ["ID", "EMAIL", "CREATED", "ADMIN OF"],
+          users.map((u) => [u.id, u.email, u.created_at, membershipCell(u.memberships)]),
+        );
+      });
+    });
+
+  user.command("delete")
+    .description(
+      "Delete a user with its admin memberships (tenants, namespaces) and its sessions: its " +
+        "session tokens are refused at once. Asks you to type the email on a terminal; " +
+        "elsewhere pass --yes.",
+    )
+    .argument("<user>", "user id (usr_…) or email")
+    .option("--kv <location>", KV_HELP)
+    .option("--yes", "delete without asking (required when stdin is not a terminal)")
+    .option("--json", "print {user, memberships, sessions} as JSON")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  cfgtool admin user delete ana@example.com --kv ./cfgtool-data/kv.sqlite3\n" +
+        "  cfgtool admin user delete usr_01J0… --kv ./cfgtool-data/kv.sqlite3 --yes\n",
+    )
+    .action(async (who, opts) => {
+      await withKv(opts.kv, async (kv) => {
+        const [
+          { deleteUser, getUser },
+          { membershipsOfUser },
+          { listSessions },
+          { confirmDeletion },
+        ] = await Promise.all([
+          import("../store/users.ts"),
+          import("../store/membership.ts"),
+          import("../auth/sessions.ts"),
+          import("./confirm.ts"),
+        ]);
+        const u = await getUser(kv, who);
+        await confirmDeletion({
+          yes: opts.yes,
+          summary: `admin user delete removes ${u.email} with its admin memberships and ends ` +
+            "its sessions",
+          answer: u.email,
+          details: async () => {
+            const m = await membershipsOfUser(kv, u.id);
+            const sessions = await listSessions(kv, { user: u.id });
+            return [
+              `This deletes user ${u.email} (${u.id}) for good:`,
+              `  - admin of: ${membershipCell(m)}`,
+              `  - ${sessions.length} live session(s), ended at once`,
+            ];
+          },
+        });
+        const gone = await deleteUser(kv, u.id);
+        if (opts.json) return console.log(JSON.stringify(gone, null, 2));
+        console.log(
+          `deleted user ${gone.user.email} (${gone.user.id}): removed ` +
+            `${gone.memberships.length} admin membership(s), ended ${gone.sessions.length} ` +
+            "session(s)",
+        );
+      });
+    });
+
   const session = admin.command("session").description("Manage human sessions.")
     .addHelpText(
       "after",
-      "\nExamples:\n  cfgtool admin session create --kv ./cfgtool-data/kv.sqlite3 --user ana@example.com\n",
+      "\nExamples:\n  cfgtool admin session create --kv ./cfgtool-data/kv.sqlite3 --user ana@example.com\n" +
+        "  cfgtool admin session list --kv ./cfgtool-data/kv.sqlite3\n" +
+        "  cfgtool admin session revoke ssn_01J0… --kv ./cfgtool-data/kv.sqlite3\n",
     );
   session.command("create")
     .description("Create a session token (ses_…) for a user; prints it on the last line.")
@@ -185,6 +272,94 @@ export function registerAdminCommands(program: Command): void {
         console.log(secret);
       });
     });
+
+  session.command("list")
+    .description(
+      "List the live sessions (id, user, token prefix, times); never a secret or digest.",
+    )
+    .option("--kv <location>", KV_HELP)
+    .option("--user <user>", "only the sessions of this user (id or email)")
+    .option("--json", "print a JSON array of sessions (without digests)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  cfgtool admin session list --kv ./cfgtool-data/kv.sqlite3\n" +
+        "  cfgtool admin session list --kv ./cfgtool-data/kv.sqlite3 --user ana@example.com\n",
+    )
+    .action(async (opts) => {
+      await withKv(opts.kv, async (kv) => {
+        const [{ listSessions }, { findUser }, { printJson, printTable }] = await Promise.all([
+          import("../auth/sessions.ts"),
+          import("../store/users.ts"),
+          import("./remote_options.ts"),
+        ]);
+        const sessions = await listSessions(
+          kv,
+          opts.user === undefined ? {} : { user: opts.user },
+        );
+        if (opts.json) return printJson(sessions);
+        const emails = new Map<string, string>();
+        for (const s of sessions) {
+          if (!emails.has(s.user_id)) {
+            emails.set(s.user_id, (await findUser(kv, s.user_id))?.email ?? "-");
+          }
+        }
+        printTable(
+          ["ID", "USER", "EMAIL", "PREFIX", "CREATED", "EXPIRES"],
+          sessions.map((s) => [
+            s.id,
+            s.user_id,
+            emails.get(s.user_id)!,
+            s.prefix,
+            s.created_at,
+            s.expires_at,
+          ]),
+        );
+      });
+    });
+
+  session.command("revoke")
+    .description("End a session at once: its token is refused from the next request on.")
+    .argument("<session>", "session id (ssn_…, from `admin session list`)")
+    .option("--kv <location>", KV_HELP)
+    .option("--json", "print the revoked session as JSON (without its digest)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  cfgtool admin session revoke ssn_01J0… --kv ./cfgtool-data/kv.sqlite3\n",
+    )
+    .action(async (id, opts) => {
+      await withKv(opts.kv, async (kv) => {
+        const { revokeSession } = await import("../auth/sessions.ts");
+        const s = await revokeSession(kv, id);
+        if (opts.json) return console.log(JSON.stringify(s, null, 2));
+        console.log(`revoked session ${s.id} of ${s.user_id}`);
+      });
+    });
+}
+
+/** The memberships of a user as one cell: `acme, acme/web`, or `-`. */
+function membershipCell(m: { tenant: string; namespace: string | null }[]): string {
+  if (m.length === 0) return "-";
+  return m.map((x) => x.namespace === null ? x.tenant : `${x.tenant}/${x.namespace}`).join(", ");
+}
+
+/** Opens the server's KV (a file or KV Connect URL, never :memory:) and runs `fn`. */
+async function withKv(
+  kvOption: string | undefined,
+  fn: (kv: Deno.Kv) => Promise<void>,
+): Promise<void> {
+  const spec = kvSpec(kvOption);
+  if (spec === ":memory:") {
+    throw new UsageError(
+      "--kv :memory: is a store private to one process: name the server's KV file instead",
+    );
+  }
+  const { openKv } = await import("../store/kv.ts");
+  const kv = await openKv(spec);
+  try {
+    await fn(kv);
+  } finally {
+    kv.close();
+  }
 }
 
 /** The `--kv` value, else `CFGTOOL_KV`, else the default path: the same rule as `serve`. */

@@ -2,15 +2,23 @@
  * The one place where errors become exit statuses and stderr lines: 0
  * success; 1 lint problems, unresolvable variable or a failed operation; 2
  * usage errors (bad flags, missing workspace). Unknown errors print one line
- * (never a stack trace unless `CFGTOOL_DEBUG=1`) and exit 1.
+ * (never a stack trace unless `CFGTOOL_DEBUG=1`) and exit 1. A rejected
+ * credential or an unreachable server is followed by what to check
+ * (lib/cli/error_hints.ts).
  *
  * @module
  */
 import { CommanderError } from "commander-core";
 import { CfgtoolError, formatProblem, ProblemsError, UsageError } from "../errors.ts";
+import { hintsFor } from "./error_hints.ts";
 
 /** Error codes that are the caller's mistake rather than a failure: exit 2. */
-const USAGE_CODES = new Set(["invalid_request", "workspace_not_found", "usage"]);
+const USAGE_CODES = new Set([
+  "invalid_request",
+  "workspace_not_found",
+  "usage",
+  "kv_access_token_missing",
+]);
 
 /**
  * Maps an error to its exit status and writes its lines to stderr.
@@ -41,6 +49,7 @@ export function exitCodeFor(err: unknown, write: (line: string) => void = printE
   }
   if (err instanceof CfgtoolError) {
     write(`error: ${err.message}`);
+    for (const line of hintsFor(err)) write(line);
     return 1;
   }
   const message = err instanceof Error ? err.message : String(err);

@@ -9,11 +9,79 @@
 import type { Command } from "commander";
 import { collectContext, CONTEXT_FLAG, CONTEXT_HELP } from "./context_option.ts";
 import type { EvaluationResult } from "../flags/evaluate.ts";
+import type { Problem } from "../errors.ts";
 
 /** The output of one `flags lint` run, for tests and callers that print elsewhere. */
 export interface LintOutput {
   /** The summary line printed on success. */
   summary: string;
+}
+
+/** What a manifest directory holds, as `flags lint` counts it. */
+export interface ManifestCounts {
+  /** Flag files. */
+  flags: number;
+  /** Segment files. */
+  segments: number;
+  /** Environments declared in namespace.toml. */
+  environments: number;
+}
+
+/** Everything one `flags lint` run found, problems included. */
+export interface LintReport {
+  /** Every problem, sorted by path then key path; paths relative to the directory. */
+  problems: Problem[];
+  /** What the manifest holds; present only when there are no problems. */
+  counts?: ManifestCounts;
+  /** `<dir>: ok (N flags, N segments, N environments)`, or `N problems found`. */
+  summary: string;
+}
+
+/**
+ * Lints a manifest directory like {@linkcode lintFlagsDir} but returns the
+ * problems instead of throwing them, for `flags lint --json`.
+ *
+ * @param dir the manifest directory
+ * @returns the problems, counts and summary line
+ * @throws {UsageError} when `dir` does not exist or is not a directory
+ *
+ * @example
+ * ```ts
+ * import { lintFlagsReport } from "./flags.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/notes.txt`, "hi\n");
+ * const r = await lintFlagsReport(dir);
+ * await Deno.remove(dir, { recursive: true });
+ * if (r.problems[0]?.path !== "notes.txt" || r.counts !== undefined) throw new Error();
+ * ```
+ */
+export async function lintFlagsReport(dir: string): Promise<LintReport> {
+  const [{ scanManifestDir }, { compareProblems, validateManifest }, { problemCount }] =
+    await Promise.all([
+      import("../flags/files.ts"),
+      import("../flags/validate.ts"),
+      import("./problem_output.ts"),
+    ]);
+  const scan = await scanManifestDir(dir);
+  const result = validateManifest(scan.files);
+  const problems = [...scan.problems, ...result.problems].sort(compareProblems);
+  const m = result.manifest;
+  if (problems.length > 0 || m === undefined) {
+    return { problems, summary: problemCount(problems.length) };
+  }
+  const counts = {
+    flags: Object.keys(m.flags).length,
+    segments: Object.keys(m.segments).length,
+    environments: Object.keys(m.namespace.environments).length,
+  };
+  const count = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  return {
+    problems,
+    counts,
+    summary: `${dir}: ok (${count(counts.flags, "flag")}, ${count(counts.segments, "segment")}, ${
+      count(counts.environments, "environment")
+    })`,
+  };
 }
 
 /**
@@ -35,23 +103,10 @@ export interface LintOutput {
  * ```
  */
 export async function lintFlagsDir(dir: string): Promise<LintOutput> {
-  const [{ scanManifestDir }, { compareProblems, validateManifest }, { ProblemsError }] =
-    await Promise.all([
-      import("../flags/files.ts"),
-      import("../flags/validate.ts"),
-      import("../errors.ts"),
-    ]);
-  const scan = await scanManifestDir(dir);
-  const result = validateManifest(scan.files);
-  const problems = [...scan.problems, ...result.problems].sort(compareProblems);
-  if (problems.length > 0 || result.manifest === undefined) throw new ProblemsError(problems);
-  const m = result.manifest;
-  const count = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-  return {
-    summary: `${dir}: ok (${count(Object.keys(m.flags).length, "flag")}, ${
-      count(Object.keys(m.segments).length, "segment")
-    }, ${count(Object.keys(m.namespace.environments).length, "environment")})`,
-  };
+  const { ProblemsError } = await import("../errors.ts");
+  const report = await lintFlagsReport(dir);
+  if (report.counts === undefined) throw new ProblemsError(report.problems);
+  return { summary: report.summary };
 }
 
 /** What `flags eval` evaluates. */
@@ -76,6 +131,11 @@ export interface EvalOutput {
   json: string;
   /** Whether any result has reason `ERROR`. */
   failed: boolean;
+  /**
+   * What went wrong, for stderr, when a result is an `ERROR`: the first
+   * error's message, with a did-you-mean for an unknown flag key.
+   */
+  failure?: string;
 }
 
 /**
@@ -107,14 +167,21 @@ export interface EvalOutput {
  * ```
  */
 export async function evalFlagsDir(dir: string, opts: EvalOptions): Promise<EvalOutput> {
-  const [{ readManifestDir }, { parseManifest }, evaluate, { parseContextArgs }, { UsageError }] =
-    await Promise.all([
-      import("../flags/files.ts"),
-      import("../flags/validate.ts"),
-      import("../flags/evaluate.ts"),
-      import("../workspace/context_args.ts"),
-      import("../errors.ts"),
-    ]);
+  const [
+    { readManifestDir },
+    { parseManifest },
+    evaluate,
+    { parseContextArgs },
+    { UsageError },
+    { didYouMean },
+  ] = await Promise.all([
+    import("../flags/files.ts"),
+    import("../flags/validate.ts"),
+    import("../flags/evaluate.ts"),
+    import("../workspace/context_args.ts"),
+    import("../errors.ts"),
+    import("../text/suggest.ts"),
+  ]);
   if ((opts.flag === undefined) === (opts.all !== true)) {
     throw new UsageError("give exactly one of --flag <key> and --all");
   }
@@ -139,11 +206,15 @@ export async function evalFlagsDir(dir: string, opts: EvalOptions): Promise<Eval
     results = model.flagKeys.map((k) => all[k]!);
     json = JSON.stringify(all);
   }
+  const failed = results.find((r) => r.reason === "ERROR");
+  const failure = failed === undefined ? undefined : (failed.error_message ?? "evaluation failed") +
+    (failed.error_code === "FLAG_NOT_FOUND" ? didYouMean(failed.flag, model.flagKeys) : "");
   return {
     results,
     lines: results.map(formatResult),
     json,
-    failed: results.some((r) => r.reason === "ERROR"),
+    failed: failed !== undefined,
+    ...(failure === undefined ? {} : { failure }),
   };
 }
 
@@ -201,23 +272,44 @@ export function registerFlagsCommands(program: Command): void {
         "reference cycles, environment overrides, 1 MiB per file. See docs/flags.md.",
     )
     .argument("<dir>", "manifest directory")
+    .option("--json", "print {ok, problems, summary, dir, counts} as one JSON object")
     .addHelpText(
       "after",
       "\nOutput:\n" +
         "  valid    one line on stdout: <dir>: ok (N flags, N segments, N environments)\n" +
         "  invalid  one problem a line on stderr, then the count:\n" +
         "             <path>:<line>:<col>: <message>      (TOML syntax)\n" +
-        "             <path>: <key path>: <message>      (everything else)\n\n" +
+        "             <path>: <key path>: <message>      (everything else)\n" +
+        "           paths are relative to the current directory, so an editor can open them\n" +
+        "  --json   one object on stdout: {ok, problems: [{path, line?, column?, key?,\n" +
+        "           message}], summary, dir, counts}; counts is null when there are problems\n\n" +
         "Exit status:\n" +
         "  0  the manifest is valid\n" +
         "  1  problems were found\n" +
         "  2  usage error (no such directory, not a directory, bad arguments)\n\n" +
-        "Example:\n" +
-        "  cfgtool flags lint examples/flags\n",
+        "Examples:\n" +
+        "  cfgtool flags lint examples/flags\n" +
+        "  cfgtool flags lint examples/flags --json\n",
     )
-    .action(async (dir: string) => {
-      const { summary } = await lintFlagsDir(dir);
-      console.log(summary);
+    .action(async (dir: string, opts) => {
+      const [out, { ProblemsError }] = await Promise.all([
+        import("./problem_output.ts"),
+        import("../errors.ts"),
+      ]);
+      const report = await lintFlagsReport(dir);
+      const problems = out.problemsFromCwd(dir, report.problems);
+      if (opts.json === true) {
+        out.printJsonReport({
+          ok: report.counts !== undefined,
+          problems: problems.map(out.jsonProblem),
+          summary: report.summary,
+          dir,
+          counts: report.counts ?? null,
+        });
+        return;
+      }
+      if (report.counts === undefined) throw new ProblemsError(problems);
+      console.log(report.summary);
     });
 
   flags
@@ -257,18 +349,19 @@ export function registerFlagsCommands(program: Command): void {
         "  cfgtool flags eval examples/flags --env staging --all --json --context targeting_key=u1\n",
     )
     .action(async (dir: string, opts) => {
-      const out = await evalFlagsDir(dir, {
-        env: opts.env,
-        ...(opts.flag === undefined ? {} : { flag: opts.flag }),
-        ...(opts.all === true ? { all: true } : {}),
-        context: opts.context,
-      });
+      const { rebasingProblems } = await import("./problem_output.ts");
+      const out = await rebasingProblems(dir, () =>
+        evalFlagsDir(dir, {
+          env: opts.env,
+          ...(opts.flag === undefined ? {} : { flag: opts.flag }),
+          ...(opts.all === true ? { all: true } : {}),
+          context: opts.context,
+        }));
       if (opts.json === true) console.log(out.json);
       else for (const line of out.lines) console.log(line);
-      const failed = out.results.find((r) => r.reason === "ERROR");
-      if (failed !== undefined) {
+      if (out.failure !== undefined) {
         const { NotFoundError } = await import("../errors.ts");
-        throw new NotFoundError("flag_not_found", failed.error_message ?? "evaluation failed");
+        throw new NotFoundError("flag_not_found", out.failure);
       }
     });
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Command } from "commander";
+import type { NamespaceInfo } from "../client/api.ts";
 import { withRemoteOptions } from "./remote_options.ts";
 
 const EXAMPLES = "\nExamples:\n" +
@@ -67,7 +68,7 @@ export function registerNamespaceCommands(program: Command): void {
       if (opts.json) return printJson(list);
       printTable(
         ["SLUG", "VERSION", "DESCRIPTION", "CREATED"],
-        list.map((n) => [n.slug, cell(n.version), cell(n.description), cell(n.created_at)]),
+        list.map((n) => [n.slug, cell(headVersion(n)), cell(n.description), cell(n.created_at)]),
       );
     });
 
@@ -86,24 +87,37 @@ export function registerNamespaceCommands(program: Command): void {
 
   withRemoteOptions(
     ns.command("delete")
-      .description("Delete a namespace; every token bound to it is revoked.")
+      .description(
+        "Delete a namespace with all its manifest versions and admins; every token bound to it " +
+          "is revoked. Asks you to type the slug on a terminal; elsewhere pass --yes.",
+      )
       .argument("<slug>", "namespace slug"),
   )
     .requiredOption("--tenant <slug>", "the tenant")
+    .option("--yes", "delete without asking (required when stdin is not a terminal)")
     .option("--json", "print the service's answer as JSON")
-    .addHelpText("after", "\nExamples:\n  cfgtool namespace delete checkout --tenant acme\n")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  cfgtool namespace delete checkout --tenant acme\n" +
+        "  cfgtool namespace delete checkout --tenant acme --yes\n",
+    )
     .action(async (slug, opts) => {
-      const { openClient, printJson } = await import("./remote_options.ts");
-      const res = await (await openClient(opts)).deleteNamespace(opts.tenant, slug);
+      const [{ openClient, printJson }, { confirmDeletion }, details] = await Promise.all([
+        import("./remote_options.ts"),
+        import("./confirm.ts"),
+        import("./deletion_details.ts"),
+      ]);
+      const client = await openClient(opts);
+      await confirmDeletion({
+        yes: opts.yes,
+        summary: `namespace delete removes ${opts.tenant}/${slug} with all its manifest ` +
+          "versions and revokes every token bound to it",
+        answer: slug,
+        details: () => details.namespaceDeletionDetails(client, opts.tenant, slug),
+      });
+      const res = await client.deleteNamespace(opts.tenant, slug);
       if (opts.json) printJson(res);
-      else {
-        const n = res.revoked_tokens;
-        console.log(
-          `deleted namespace ${opts.tenant}/${slug}${
-            typeof n === "number" ? ` (${n} tokens revoked)` : ""
-          }`,
-        );
-      }
+      else console.log(`deleted namespace ${opts.tenant}/${slug}${details.revokedSuffix(res)}`);
     });
 
   withRemoteOptions(
@@ -180,8 +194,29 @@ export function registerNamespaceCommands(program: Command): void {
     .addHelpText(
       "after",
       "\nExamples:\n  cfgtool namespace admin add usr_01J0… --tenant acme --namespace checkout\n" +
+        "  cfgtool namespace admin list --tenant acme --namespace checkout\n" +
         "  cfgtool namespace admin remove usr_01J0… --tenant acme --namespace checkout\n",
     );
+  withRemoteOptions(admin.command("list").description("List the admins of a namespace."))
+    .requiredOption("--tenant <slug>", "the tenant")
+    .requiredOption("--namespace <slug>", "the namespace")
+    .option("--json", "print a JSON array")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  cfgtool namespace admin list --tenant acme --namespace checkout\n",
+    )
+    .action(async (opts) => {
+      const { openClient, printJson, printTable, cell } = await import("./remote_options.ts");
+      const admins = await (await openClient(opts)).listNamespaceAdmins(
+        opts.tenant,
+        opts.namespace,
+      );
+      if (opts.json) return printJson(admins);
+      printTable(
+        ["USER", "ADDED BY", "ADDED"],
+        admins.map((a) => [cell(a.user_id), cell(a.added_by), cell(a.added_at ?? a.created_at)]),
+      );
+    });
   for (const verb of ["add", "remove"] as const) {
     withRemoteOptions(
       admin.command(verb)
@@ -214,4 +249,26 @@ export function registerNamespaceCommands(program: Command): void {
         }
       });
   }
+}
+
+/**
+ * The manifest version a namespace is at: the service lists it as
+ * `head.version` (`version` is read too, for older services).
+ *
+ * @param n a namespace as listed
+ * @returns the version, or undefined when the listing has none
+ *
+ * @example
+ * ```ts
+ * import { headVersion } from "./namespace.ts";
+ * if (headVersion({ slug: "web", head: { version: 2 } }) !== 2) throw new Error();
+ * ```
+ */
+export function headVersion(n: NamespaceInfo): number | undefined {
+  const head = n.head;
+  if (typeof head === "object" && head !== null && "version" in head) {
+    const v = (head as { version: unknown }).version;
+    if (typeof v === "number") return v;
+  }
+  return typeof n.version === "number" ? n.version : undefined;
 }

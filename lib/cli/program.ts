@@ -6,12 +6,13 @@
  * @module
  */
 import { Command } from "commander";
-import denoJson from "../../deno.json" with { type: "json" };
+import { versionText } from "../version.ts";
 import { registerWorkspaceCommands } from "./workspace.ts";
 import { registerServeCommand } from "./serve.ts";
 import { registerFlagsCommands } from "./flags.ts";
 import { registerRemoteCommands } from "./remote.ts";
 import { registerWatchCommand } from "./watch.ts";
+import { registerCompletionsCommand } from "./completions.ts";
 
 /**
  * Builds the command tree. Commander is told not to call `process.exit`;
@@ -28,10 +29,14 @@ export function buildProgram(): Command {
   const program = new Command()
     .name("cfgtool")
     .description(
-      "Reviewed configuration and feature flags: a workspace tool (init, lint, resolve)\n" +
+      "Reviewed configuration and feature flags: a workspace tool (init, lint, resolve) " +
         "and a multi-tenant flag service (serve) with its clients.",
     )
-    .version(denoJson.version, "-V, --version")
+    .version(
+      versionText(),
+      "-V, --version",
+      "print the cfgtool version, the build's commit (when known) and the Deno version",
+    )
     .showHelpAfterError("(run with --help for usage)")
     // `pull --version 3` is the command's option, not the program's -V/--version
     .enablePositionalOptions()
@@ -41,6 +46,7 @@ export function buildProgram(): Command {
   registerFlagsCommands(program);
   registerRemoteCommands(program);
   registerWatchCommand(program);
+  registerCompletionsCommand(program);
   overrideExits(program as unknown as Command);
   tidyHelp(program as unknown as Command);
   return program as unknown as Command;

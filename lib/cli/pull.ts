@@ -33,7 +33,7 @@ export function registerPullCommand(program: Command): void {
     program
       .command("pull")
       .description(
-        "Download a namespace manifest into a directory (created if missing; replaced\n" +
+        "Download a namespace manifest into a directory (created if missing; replaced " +
           "as a whole, never left half-written).",
       )
       .argument("<dir>", "target directory: missing, empty, or a manifest directory"),
@@ -43,7 +43,7 @@ export function registerPullCommand(program: Command): void {
     .option("--version <n>", "download this version (default: the current one)")
     .option(
       "--force",
-      "also write into a directory holding other files (they are kept; stale manifest\n" +
+      "also write into a directory holding other files (they are kept; stale manifest " +
         "files are removed)",
     )
     .option("--json", "print {version, closure_hash, dir, files} as JSON")

@@ -28,7 +28,7 @@ export function registerPushCommand(program: Command): void {
     program
       .command("push")
       .description(
-        "Validate a manifest directory locally, then upload it as the next version of a\n" +
+        "Validate a manifest directory locally, then upload it as the next version of a " +
           "namespace. Prints `version N (closure_hash)` or `unchanged at version N`.",
       )
       .argument("<dir>", "manifest directory (namespace.toml, flags/, segments/)"),
@@ -65,7 +65,7 @@ export function registerPushCommand(program: Command): void {
       );
       if (problems.length > 0) {
         throw new errors.ProblemsError(
-          problems,
+          (await import("./problem_output.ts")).problemsFromCwd(dir, problems),
           "invalid_manifest",
           `${dir}: not pushed, ${problems.length} problem${problems.length === 1 ? "" : "s"}`,
         );

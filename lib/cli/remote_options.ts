@@ -49,8 +49,8 @@ export function withRemoteOptions<
     .option("--server <url>", "URL of the cfgtool service (default: $CFGTOOL_SERVER)")
     .option(
       "--token <token>",
-      "bearer credential (default: $CFGTOOL_TOKEN; prefer the variable, command\n" +
-        "lines are visible to other users of the host)",
+      "bearer credential (default: $CFGTOOL_TOKEN; prefer the variable, command lines are " +
+        "visible to other users of the host)",
     ) as unknown as Command<A, O & RemoteOptionValues, G>;
 }
 

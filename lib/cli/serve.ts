@@ -5,7 +5,7 @@
  */
 import type { Command } from "commander";
 import { UsageError } from "../errors.ts";
-import { DEFAULT_SETTINGS, type ServiceSettings } from "../settings.ts";
+import { DEFAULT_SETTINGS, DESCRIPTOR_RESERVE, type ServiceSettings } from "../settings.ts";
 
 /** One `serve` flag per tunable of lib/settings.ts. */
 const SETTING_FLAGS: readonly [flag: string, key: keyof ServiceSettings, help: string][] = [
@@ -22,6 +22,21 @@ const SETTING_FLAGS: readonly [flag: string, key: keyof ServiceSettings, help: s
     "--stream-auth-check-ms",
     "streamAuthCheckMs",
     "how often open streams re-check their credential (revocation, expiry), ms",
+  ],
+  [
+    "--header-timeout-ms",
+    "headerTimeoutMs",
+    "close a connection that sends no complete request head within this long, ms",
+  ],
+  [
+    "--keepalive-timeout-ms",
+    "keepAliveTimeoutMs",
+    "close a keep-alive connection that has no request in flight for this long, ms",
+  ],
+  [
+    "--max-connections",
+    "maxConnections",
+    "open HTTP connections at most; more are closed as they arrive",
   ],
   [
     "--client-rate-limit",
@@ -54,13 +69,13 @@ export function registerServeCommand(program: Command): void {
     .option("--hostname <host>", "address to listen on", "127.0.0.1")
     .option(
       "--kv <location>",
-      "KV store: a file path (embedded SQLite), :memory:, or a KV Connect URL\n" +
+      "KV store: a file path (embedded SQLite), :memory:, or a KV Connect URL " +
         "(http(s)://…, token in DENO_KV_ACCESS_TOKEN); env CFGTOOL_KV",
       Deno.env.get("CFGTOOL_KV") ?? "./cfgtool-data/kv.sqlite3",
     )
     .option(
       "--token-key-file <path>",
-      "HMAC key that digests service tokens (default: token.key beside the KV file,\n" +
+      "HMAC key that digests service tokens (default: token.key beside the KV file, " +
         "created with mode 0600 when absent; required with a KV Connect URL)",
       Deno.env.get("CFGTOOL_TOKEN_KEY_FILE"),
     );
@@ -71,12 +86,19 @@ export function registerServeCommand(program: Command): void {
     Deno.env.get("CFGTOOL_PUBLIC_URL"),
   );
   for (const [flag, key, help] of SETTING_FLAGS) {
-    cmd.option(`${flag} <n>`, `${help} (default ${DEFAULT_SETTINGS[key]})`);
+    const fallback = key === "maxConnections"
+      ? `the file descriptor limit minus ${DESCRIPTOR_RESERVE}`
+      : DEFAULT_SETTINGS[key];
+    cmd.option(`${flag} <n>`, `${help} (default ${fallback})`);
   }
   cmd
     .addHelpText(
       "after",
-      "\nExamples:\n  cfgtool serve\n  cfgtool serve --port 0 --kv :memory:\n" +
+      "\nConnections: a client must send a complete request head within --header-timeout-ms;\n" +
+        "idle keep-alive connections close after --keepalive-timeout-ms. At start the soft\n" +
+        "file descriptor limit is raised to the hard limit (needs --allow-ffi under deno run)\n" +
+        "and logged; when descriptors run out, new connections wait instead of failing the server.\n" +
+        "\nExamples:\n  cfgtool serve\n  cfgtool serve --port 0 --kv :memory:\n" +
         "  cfgtool serve --hostname 0.0.0.0 --kv /var/lib/cfgtool/kv.sqlite3\n",
     )
     .action(async (opts) => {
@@ -96,9 +118,10 @@ export function registerServeCommand(program: Command): void {
       }
       const { serve } = await import("../../server.ts");
       const ac = new AbortController();
-      const stop = () => ac.abort();
-      Deno.addSignalListener("SIGINT", stop);
-      Deno.addSignalListener("SIGTERM", stop);
+      const onInt = () => ac.abort("SIGINT");
+      const onTerm = () => ac.abort("SIGTERM");
+      Deno.addSignalListener("SIGINT", onInt);
+      Deno.addSignalListener("SIGTERM", onTerm);
       try {
         await serve({
           kv: opts.kv,
@@ -112,8 +135,8 @@ export function registerServeCommand(program: Command): void {
             console.log(`cfgtool listening on http://${hostname}:${port}`),
         });
       } finally {
-        Deno.removeSignalListener("SIGINT", stop);
-        Deno.removeSignalListener("SIGTERM", stop);
+        Deno.removeSignalListener("SIGINT", onInt);
+        Deno.removeSignalListener("SIGTERM", onTerm);
       }
     });
 }

@@ -13,7 +13,7 @@ const EXAMPLES = "\nExamples:\n" +
   "  cfgtool tenant list\n" +
   "  cfgtool tenant show acme --json\n" +
   "  cfgtool tenant admin add usr_01J0… --tenant acme\n" +
-  "  cfgtool tenant delete acme\n";
+  "  cfgtool tenant delete acme --yes\n";
 
 /**
  * Registers `tenant` and its subcommands.
@@ -84,22 +84,35 @@ export function registerTenantCommands(program: Command): void {
   withRemoteOptions(
     tenant.command("delete")
       .description(
-        "Delete a tenant with all its namespaces; every token bound to it is revoked.",
+        "Delete a tenant with all its namespaces, their manifest versions and admins; every " +
+          "token bound to it is revoked. Asks you to type the slug on a terminal; elsewhere " +
+          "pass --yes.",
       )
       .argument("<slug>", "tenant slug"),
   )
+    .option("--yes", "delete without asking (required when stdin is not a terminal)")
     .option("--json", "print the service's answer as JSON")
-    .addHelpText("after", "\nExamples:\n  cfgtool tenant delete acme\n")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  cfgtool tenant delete acme\n  cfgtool tenant delete acme --yes\n",
+    )
     .action(async (slug, opts) => {
-      const { openClient, printJson } = await import("./remote_options.ts");
-      const res = await (await openClient(opts)).deleteTenant(slug);
+      const [{ openClient, printJson }, { confirmDeletion }, details] = await Promise.all([
+        import("./remote_options.ts"),
+        import("./confirm.ts"),
+        import("./deletion_details.ts"),
+      ]);
+      const client = await openClient(opts);
+      await confirmDeletion({
+        yes: opts.yes,
+        summary: `tenant delete removes ${slug} with all its namespaces and their manifest ` +
+          "versions, and revokes every token bound to it",
+        answer: slug,
+        details: () => details.tenantDeletionDetails(client, slug),
+      });
+      const res = await client.deleteTenant(slug);
       if (opts.json) printJson(res);
-      else {
-        const n = res.revoked_tokens;
-        console.log(
-          `deleted tenant ${slug}${typeof n === "number" ? ` (${n} tokens revoked)` : ""}`,
-        );
-      }
+      else console.log(`deleted tenant ${slug}${details.revokedSuffix(res)}`);
     });
 
   const admin = tenant.command("admin")

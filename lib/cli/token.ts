@@ -3,7 +3,7 @@
  * rotate, revoke). A new secret is printed once, alone on the last line of
  * stdout, so `| tail -n1` captures it; everything else about it goes before
  * it or to stderr. Creating or rotating a token whose lifetime exceeds the
- * recommended maximum of spec/credentials.md, or that never expires, prints
+ * recommended maximum (docs/api.md, "Tokens"), or that never expires, prints
  * a warning on stderr (see {@linkcode RECOMMENDED_MAX_LIFETIME_DAYS}).
  *
  * @module
@@ -14,7 +14,7 @@ import { withRemoteOptions } from "./remote_options.ts";
 
 /**
  * Largest lifetime, in days, before `token create` / `token rotate` warn.
- * From spec/credentials.md "Limits": `namespace-write` (CI) 90 days,
+ * The recommended maxima of docs/api.md: `namespace-write` (CI) 90 days,
  * `namespace-read` (runtime) 180 days, `namespace-client` 30 to 90 days (the
  * upper bound is used), `tenant-admin` and `superadmin` "as short as
  * practical", which cfgtool reads as 30 days. A token without expiry always
@@ -90,7 +90,7 @@ const EXAMPLES = "\nExamples:\n" +
 export function registerTokenCommands(program: Command): void {
   const token = program
     .command("token")
-    .description("Manage service tokens (spec/credentials.md) on a cfgtool service.")
+    .description("Manage service tokens on a cfgtool service (types and rules: docs/api.md).")
     .addHelpText("after", EXAMPLES);
 
   withRemoteOptions(

@@ -51,7 +51,10 @@ export function registerWatchCommand(program: Command): void {
       "after",
       "\nOutput: one line per applied closure on stdout,\n" +
         "  <time> applied <slug> v<version> <closure hash> (<delivery>, <n> files changed)\n" +
-        "and one line per failure on stderr.\n\n" +
+        "and one line per failure on stderr, in plain words, e.g.\n" +
+        "  <time> event stream interrupted: the connection to the server was lost; reconnecting in 0.2 s\n" +
+        "The status file says connected true/false, disconnected_at and, once the agent\n" +
+        "has exited, stopped_at.\n\n" +
         "Exit status:\n" +
         "  0  stopped by SIGINT or SIGTERM\n" +
         "  1  fatal error: 401/403, a rejected subscription, protocol_downgrade\n" +

@@ -1,6 +1,6 @@
 /**
  * The workspace commands of `cfgtool`: `init`, `lint` and `resolve`
- * (spec/workspace.md, "Command line"). Each action imports its library
+ * (docs/workspace.md). Each action imports its library
  * module lazily, so `cfgtool --help` stays fast. Errors propagate to
  * lib/cli/exit.ts, which owns exit statuses and stderr.
  *
@@ -9,8 +9,15 @@
 import type { Command } from "commander";
 import { collectContext, CONTEXT_FLAG, CONTEXT_HELP } from "./context_option.ts";
 
-const EXIT_CODES = "\nExit status: 0 success; 1 lint problems or unresolvable variable; " +
-  "2 usage error (bad flags, missing workspace).\n";
+const INIT_EXIT = "\nExit status: 0 files written or already up to date; 1 a file to create " +
+  "already exists, or qualifier problems prevent generating the context contract; 2 usage " +
+  "error (bad flags or names, none of --variable, --catalog and --context).\n";
+const LINT_EXIT = "\nExit status: 0 no problems; 1 problems found; 2 usage error (bad flags, " +
+  "missing workspace).\n";
+const RESOLVE_EXIT = "\nExit status: 0 resolved; 1 unknown variable, or the workspace has " +
+  "problems (run lint); 2 usage error (bad flags or --context, missing workspace).\n";
+const PATHS_NOTE = "Problem paths are relative to the current directory, so an editor can open " +
+  "them whichever directory is checked.\n";
 
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
@@ -45,32 +52,72 @@ export function registerWorkspaceCommands(program: Command): void {
     .option("--variable <name>", "create variables/<name>.toml")
     .option(
       "--type <type>",
-      "type of the new variable, catalog:<catalog_name>\n" +
+      "type of the new variable, catalog:<catalog_name> " +
         "(default: the catalog created by the same command, else catalog:<variable name>)",
     )
     .option(
       "--catalog <name>",
-      "create catalogs/<name>.toml, schemas/<name>.schema.json and\ncatalogs/<name>-entries/default.toml",
+      "create catalogs/<name>.toml, schemas/<name>.schema.json and catalogs/<name>-entries/default.toml",
     )
     .option("--context", "(re)generate schemas/context.schema.json from the qualifiers")
+    .option(
+      "--json",
+      "print {ok, problems, summary, workspace, written, unchanged, notes} as one JSON object",
+    )
     .addHelpText(
       "after",
       "\nExamples:\n" +
         "  cfgtool init ./config --catalog delivery --variable delivery\n" +
         "  cfgtool init ./config --variable digest-policy --type catalog:delivery\n" +
-        "  cfgtool init ./config --context\n" + EXIT_CODES,
+        "  cfgtool init ./config --context\n" +
+        "\nPaths after wrote and unchanged are relative to the workspace. " + PATHS_NOTE +
+        INIT_EXIT,
     )
     .action(async (workspace, opts) => {
-      const { initWorkspace } = await import("../workspace/init.ts");
-      const r = await initWorkspace(workspace, {
-        ...(opts.variable === undefined ? {} : { variable: opts.variable }),
-        ...(opts.type === undefined ? {} : { type: opts.type }),
-        ...(opts.catalog === undefined ? {} : { catalog: opts.catalog }),
-        ...(opts.context === true ? { context: true } : {}),
+      const [{ initWorkspace }, out, { CfgtoolError, ProblemsError }] = await Promise.all([
+        import("../workspace/init.ts"),
+        import("./problem_output.ts"),
+        import("../errors.ts"),
+      ]);
+      const run = () =>
+        out.rebasingProblems(workspace, () =>
+          initWorkspace(workspace, {
+            ...(opts.variable === undefined ? {} : { variable: opts.variable }),
+            ...(opts.type === undefined ? {} : { type: opts.type }),
+            ...(opts.catalog === undefined ? {} : { catalog: opts.catalog }),
+            ...(opts.context === true ? { context: true } : {}),
+          }));
+      if (opts.json !== true) {
+        const r = await run();
+        for (const p of r.written) console.log(`wrote ${p}`);
+        for (const p of r.unchanged) console.log(`unchanged ${p}`);
+        for (const n of r.notes) console.log(`note: ${n}`);
+        return;
+      }
+      let problems: import("../errors.ts").Problem[] = [];
+      let result = { written: [] as string[], unchanged: [] as string[], notes: [] as string[] };
+      try {
+        result = await run();
+      } catch (err) {
+        if (err instanceof ProblemsError) problems = err.problems;
+        else if (err instanceof CfgtoolError && err.code === "file_exists") {
+          const paths = (err.details?.paths ?? []) as string[];
+          problems = paths.map((p) => ({
+            path: out.displayPath(workspace, p),
+            message: "already exists; init never overwrites files",
+          }));
+        } else throw err;
+      }
+      const ok = problems.length === 0;
+      out.printJsonReport({
+        ok,
+        problems: problems.map(out.jsonProblem),
+        summary: ok
+          ? `wrote ${plural(result.written.length, "file")}, ${result.unchanged.length} unchanged`
+          : out.problemCount(problems.length),
+        workspace,
+        ...result,
       });
-      for (const p of r.written) console.log(`wrote ${p}`);
-      for (const p of r.unchanged) console.log(`unchanged ${p}`);
-      for (const n of r.notes) console.log(`note: ${n}`);
     });
 
   program
@@ -82,24 +129,45 @@ export function registerWorkspaceCommands(program: Command): void {
         "Every problem is printed to stderr, one a line, then a count.",
     )
     .argument("<workspace>", "workspace directory")
+    .option("--json", "print {ok, problems, summary, workspace, counts} as one JSON object")
     .addHelpText(
       "after",
       "\nProblem lines:\n" +
         "  <path>:<line>:<col>: <message>      syntax errors (TOML, JSON)\n" +
         "  <path>: <key path>: <message>       field, schema and reference errors\n" +
-        "\nExamples:\n  cfgtool lint ./config\n" + EXIT_CODES,
+        PATHS_NOTE +
+        "Ignored: *.md, LICENSE* and names starting with . (documentation beside the workspace).\n" +
+        "\n--json prints one object on stdout instead: {ok, problems: [{path, line?, column?, " +
+        "key?, message}], summary, workspace, counts}; the exit status is the same.\n" +
+        "\nExamples:\n  cfgtool lint ./config\n  cfgtool lint ./config --json\n" + LINT_EXIT,
     )
-    .action(async (workspace) => {
-      const { lintWorkspace } = await import("../workspace/lint.ts");
-      const { ProblemsError } = await import("../errors.ts");
-      const { problems, counts } = await lintWorkspace(workspace);
-      if (problems.length > 0) throw new ProblemsError(problems);
-      console.log(
-        `ok: ${plural(counts.variables, "variable")}, ${plural(counts.catalogs, "catalog")}, ` +
+    .action(async (workspace, opts) => {
+      const [{ lintWorkspace }, out, { ProblemsError }] = await Promise.all([
+        import("../workspace/lint.ts"),
+        import("./problem_output.ts"),
+        import("../errors.ts"),
+      ]);
+      const report = await lintWorkspace(workspace);
+      const problems = out.problemsFromCwd(workspace, report.problems);
+      const { counts } = report;
+      const summary = problems.length > 0
+        ? out.problemCount(problems.length)
+        : `ok: ${plural(counts.variables, "variable")}, ${plural(counts.catalogs, "catalog")}, ` +
           `${plural(counts.entries, "entry", "entries")}, ${
             plural(counts.qualifiers, "qualifier")
-          }`,
-      );
+          }`;
+      if (opts.json === true) {
+        out.printJsonReport({
+          ok: problems.length === 0,
+          problems: problems.map(out.jsonProblem),
+          summary,
+          workspace,
+          counts,
+        });
+        return;
+      }
+      if (problems.length > 0) throw new ProblemsError(problems);
+      console.log(summary);
     });
 
   program
@@ -125,13 +193,14 @@ export function registerWorkspaceCommands(program: Command): void {
         "    --context notification.kind=security_alert --context account.plan=standard\n" +
         "  cfgtool resolve ./config --variable notification-delivery-policy --json \\\n" +
         "    --context account.plan=enterprise --context incident.active=true \\\n" +
-        "    --context notification.kind=incident_update\n" + EXIT_CODES,
+        "    --context notification.kind=incident_update\n" + RESOLVE_EXIT,
     )
     .action(async (workspace, opts) => {
       const { parseContextArgs } = await import("../workspace/context_args.ts");
       const context = parseContextArgs(opts.context);
       const { openWorkspace } = await import("../workspace/open.ts");
-      const ws = await openWorkspace(workspace);
+      const { rebasingProblems } = await import("./problem_output.ts");
+      const ws = await rebasingProblems(workspace, () => openWorkspace(workspace));
       const r = await ws.resolveVariable(opts.variable, context);
       if (opts.json === true) {
         console.log(JSON.stringify({

@@ -2,7 +2,10 @@
  * The HTTP transport of {@linkcode ServiceClient}: builds `/api/v1` URLs,
  * sends the bearer token, applies the timeout, refuses redirects and turns a
  * non-2xx answer's error envelope into the matching {@linkcode CfgtoolError}
- * (remembering its `request_id`); a failed connection is `unreachable`.
+ * (remembering its `request_id`); a failed connection is `unreachable`,
+ * with the reason in plain words (connection refused, name not resolved,
+ * TLS, timeout) and in `details.reason`. A 401 names the server and the
+ * credential's public prefix, never the secret.
  *
  * @module
  */
@@ -17,6 +20,8 @@ import {
   UnauthorizedError,
   UsageError,
 } from "../errors.ts";
+import { unauthorizedError } from "./_credential.ts";
+import { describeNetworkFailure } from "./_network_error.ts";
 import { isObject, readJson, toProblem } from "./_response.ts";
 
 /** What a request sends besides its method and path. */
@@ -101,13 +106,22 @@ export class Transport {
           { status: 504, cause: err },
         );
       }
-      throw new CfgtoolError("unreachable", `cannot reach ${this.#server}: ${reason(err)}`, {
+      const failure = describeNetworkFailure(err, this.#server);
+      throw new CfgtoolError("unreachable", `cannot reach ${this.#server}: ${failure.text}`, {
         status: 503,
+        details: { server: this.#server, reason: failure.kind },
         cause: err,
       });
     }
     if (res.ok || res.status === 304) return res;
-    throw await errorFrom(res, method, path);
+    const err = await errorFrom(res, method, path);
+    if (err instanceof UnauthorizedError) {
+      const named = unauthorizedError(this.#server, this.#token, err.message, err.details);
+      const requestId = recordedRequestId(err);
+      if (requestId) requestIds.set(named, requestId);
+      throw named;
+    }
+    throw err;
   }
 }
 
@@ -118,13 +132,6 @@ export function p(strings: TemplateStringsArray, ...values: string[]): string {
     out += encodeURIComponent(v) + (strings[i + 1] ?? "");
   });
   return out;
-}
-
-function reason(err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
-  // Deno: "error sending request for url (…): client error (Connect): tcp connect error: …"
-  const m = /^error sending request for url \([^)]*\): (.*)$/s.exec(msg);
-  return m ? m[1]! : msg;
 }
 
 const STATUS_CODES: Readonly<Record<number, string>> = {

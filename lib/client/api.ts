@@ -1,6 +1,6 @@
 /**
  * A small typed HTTP client for the control plane of a cfgtool service
- * (`/api/v1`, DESIGN.md §6 and spec/credentials.md): tenants, namespaces and
+ * (`/api/v1`, docs/api.md): tenants, namespaces and
  * their admins, manifests, versions, rollback, service tokens and audit.
  * Every request carries `Authorization: Bearer <token>`. A non-2xx answer
  * becomes a {@linkcode CfgtoolError} with the envelope's `code`, status and
@@ -259,6 +259,12 @@ export class ServiceClient {
   /** `DELETE /tenants/{t}/namespaces/{ns}`: revokes every token bound to it. */
   async deleteNamespace(tenant: string, namespace: string): Promise<Record<string, unknown>> {
     return asObject(await this.#http.json("DELETE", p`/tenants/${tenant}/namespaces/${namespace}`));
+  }
+
+  /** `GET /tenants/{t}/namespaces/{ns}/admins`: the namespace's admin memberships. */
+  async listNamespaceAdmins(tenant: string, namespace: string): Promise<Record<string, unknown>[]> {
+    const body = await this.#http.json("GET", p`/tenants/${tenant}/namespaces/${namespace}/admins`);
+    return pageOf<Record<string, unknown>>(body, "admins").items;
   }
 
   /** `POST /tenants/{t}/namespaces/{ns}/admins`. */

@@ -1,5 +1,5 @@
 /**
- * The closure a client tracks for one namespace (spec/events.md): the
+ * The closure a client tracks for one namespace (docs/events.md): the
  * files, their closure hash, the version and the model compiled by the
  * server's own engine. A state is immutable and only ever built from files
  * that passed every check, so a failed check can never replace the last
@@ -23,7 +23,7 @@ import { parseManifest } from "../flags/validate.ts";
 export const PROTOCOL = "v2";
 
 /**
- * Which check failed: the four of spec/events.md (`prev_closure_hash`,
+ * Which check failed: the four of docs/events.md (`prev_closure_hash`,
  * `file_sha256`, `closure_hash` after a delta, `snapshot_hash` after
  * unpacking an archive), a closure that does not validate
  * (`invalid_closure`), event data that is not protocol v2 or is malformed
@@ -381,7 +381,7 @@ export class ClosureState {
 
   /**
    * Applies an inline `version` event with checks 1 to 3 of
-   * spec/events.md: the tracked hash must equal `prev_closure_hash`, each
+   * docs/events.md: the tracked hash must equal `prev_closure_hash`, each
    * written file must match its `sha256`, and the result must hash to
    * `closure_hash`; the result must also validate.
    *

@@ -1,6 +1,6 @@
 /**
  * `FlagClient`: subscribes to a cfgtool service's event stream
- * (`GET /api/v1/events`, protocol v2 of spec/events.md), keeps a verified
+ * (`GET /api/v1/events`, protocol v2 of docs/events.md), keeps a verified
  * closure of every subscribed namespace in memory and evaluates flags
  * locally with the server's own engine: no round trip per evaluation.
  *

@@ -10,17 +10,28 @@
  * version directories are removed afterwards. Names starting with a dot are
  * never slugs, so the agent's own files cannot collide with a namespace.
  *
- * A status file (JSON, written by temp file + rename) says per namespace the
- * version, closure hash, update time and last error. Each apply is logged as
- * one line. The agent survives server restarts (the client reconnects) and
- * stops with an error on fatal failures (401/403, a rejected subscription,
- * `protocol_downgrade`). Built on `node:fs` so it runs in Deno and Node
+ * A status file (JSON, written by temp file + rename) says whether the
+ * stream is connected (and since when it is not), when the agent stopped,
+ * and per namespace the version, closure hash, update time and last error.
+ * When the agent stops it writes `connected: false` with `disconnected_at`
+ * and `stopped_at`, so a health check is never fooled by a dead agent's
+ * last file. Each apply is logged as one line; failures are logged in plain
+ * words (`event stream interrupted: the connection to the server was lost;
+ * reconnecting in 1.2 s`), never as raw transport errors. The agent
+ * survives server restarts (the client reconnects) and stops with an error
+ * on fatal failures (401/403, a rejected subscription,
+ * `protocol_downgrade`); a 401 names the server and the credential's public
+ * prefix. Built on `node:fs` so it runs in Deno and Node
  * (on POSIX file systems: it relies on symbolic links).
  *
  * @module
  */
 import { mkdir, readdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { CfgtoolError } from "../errors.ts";
+import type { LogLevel } from "../log.ts";
+import { unauthorizedError } from "./_credential.ts";
+import { describeNetworkFailure } from "./_network_error.ts";
 import type { ClosureState } from "./closure_state.ts";
 import {
   type ChangeEvent,
@@ -47,8 +58,12 @@ export interface WatchStatus {
   server: string;
   /** When the file was written. */
   updated_at: string;
-  /** Whether the event stream is connected. */
+  /** Whether the event stream is connected (always false once the agent stopped). */
   connected: boolean;
+  /** When the stream was lost (or the agent stopped while connected); null while connected or before the first connection. */
+  disconnected_at: string | null;
+  /** When the agent stopped (SIGINT/SIGTERM, a fatal error); null while it runs. */
+  stopped_at: string | null;
   /** The most recent failure of any kind (the stream's own included). */
   last_error: ErrorStatus | null;
   /** Set when the agent stopped on a fatal error. */
@@ -100,18 +115,36 @@ export class WatchAgent {
   readonly #chains = new Map<string, Promise<void>>();
   readonly #mirrored = new Map<string, string>();
   #statusChain: Promise<void> = Promise.resolve();
+  readonly #token: string;
   #fatal: { code: string; message: string } | null = null;
   #unsubscribe: (() => void)[] = [];
+  /** Whether the stream ever connected, and when it was lost (null while connected). */
+  #wasConnected = false;
+  #disconnectedAt: Date | null = null;
+  #stoppedAt: Date | null = null;
+  #stopping: Promise<void> | null = null;
+  /** A stream failure not yet logged: it is logged with the reconnect delay. */
+  #pendingStreamFailure: string | null = null;
+  /** Whether the stream connected since the last failure was logged. */
+  #streamUp = false;
+  #interrupted = false;
 
   /** @param options the client's options plus the directory and status file */
   constructor(options: WatchAgentOptions) {
-    const { dir, statusFile, log, logError, ...clientOptions } = options;
+    const { dir, statusFile, log, logError, logger, ...clientOptions } = options;
     this.#dir = dir;
     this.#statusFile = statusFile ?? join(dir, ".cfgtool-watch.json");
-    this.#server = options.server;
+    this.#server = options.server.replace(/\/+$/, "");
+    this.#token = options.token;
     this.#log = log ?? ((line) => console.log(line));
     this.#logError = logError ?? ((line) => console.error(line));
-    this.client = new FlagClient(clientOptions);
+    this.client = new FlagClient({
+      ...clientOptions,
+      logger: (level: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+        this.#onClientLog(msg, fields);
+        logger?.(level, msg, fields);
+      },
+    });
   }
 
   /**
@@ -127,7 +160,8 @@ export class WatchAgent {
       this.client.onError((e) => this.#onError(e)),
     );
     this.client.done().catch((err: Error & { code?: string }) => {
-      this.#fatal = { code: err.code ?? "error", message: err.message };
+      const fatal = this.#explainFatal(err) as Error & { code?: string };
+      this.#fatal = { code: fatal.code ?? "error", message: fatal.message };
       this.#writeStatus();
     });
     for (const slug of this.client.namespaces) {
@@ -145,13 +179,16 @@ export class WatchAgent {
   async done(): Promise<void> {
     try {
       await this.client.done();
+    } catch (err) {
+      throw this.#explainFatal(err);
     } finally {
-      await this.#flush();
+      await this.#stopped();
     }
   }
 
   /**
-   * Stops the client and waits for pending writes.
+   * Stops the client, writes the final status (`connected: false`,
+   * `disconnected_at`, `stopped_at`) and waits for pending writes.
    *
    * @returns resolves when stopped
    */
@@ -159,7 +196,62 @@ export class WatchAgent {
     await this.client.close();
     for (const u of this.#unsubscribe) u();
     this.#unsubscribe = [];
-    await this.#flush();
+    await this.#stopped();
+  }
+
+  /** Records the stop (once) and writes the final status after pending writes. */
+  #stopped(): Promise<void> {
+    if (this.#stopping === null) {
+      this.#stoppedAt = new Date();
+      this.#markDisconnected(this.#stoppedAt);
+      this.#pendingStreamFailure = null;
+      this.#stopping = (async () => {
+        await Promise.all(this.#chains.values());
+        await this.#writeStatusNow();
+        await this.#flush();
+      })();
+    }
+    return this.#stopping;
+  }
+
+  /** Remembers when a connected stream was lost (the first moment only). */
+  #markDisconnected(at: Date): void {
+    if (this.#wasConnected && this.#disconnectedAt === null) this.#disconnectedAt = at;
+  }
+
+  /** A fatal 401 names the server and the credential's public prefix. */
+  #explainFatal(err: unknown): unknown {
+    if (err instanceof CfgtoolError && err.status === 401 && err.code === "unauthorized") {
+      const reason = err.message.replace(/^the event stream answered 401: /, "");
+      return unauthorizedError(this.#server, this.#token, reason, err.details);
+    }
+    return err;
+  }
+
+  /** Follows the client's connection life to log it in plain words. */
+  #onClientLog(msg: string, fields: Record<string, unknown> | undefined): void {
+    if (msg === "event stream connected") {
+      this.#wasConnected = true;
+      this.#disconnectedAt = null;
+      this.#streamUp = true;
+      if (this.#interrupted) {
+        this.#interrupted = false;
+        this.#logError(`${new Date().toISOString()} event stream reconnected`);
+      }
+      this.#writeStatus();
+    } else if (msg === "event stream reconnecting") {
+      this.#markDisconnected(new Date());
+      const delay = typeof fields?.delay_ms === "number" ? fields.delay_ms : 0;
+      const seconds = `${(delay / 1000).toFixed(1)} s`;
+      const why = this.#pendingStreamFailure;
+      this.#pendingStreamFailure = null;
+      const line = this.#streamUp
+        ? `event stream interrupted: ${why ?? "the server ended it"}; reconnecting in ${seconds}`
+        : `event stream unavailable: ${why ?? "no answer"}; retrying in ${seconds}`;
+      this.#streamUp = false;
+      this.#interrupted = true;
+      this.#logError(`${new Date().toISOString()} ${line}`);
+    }
   }
 
   async #flush(): Promise<void> {
@@ -179,11 +271,22 @@ export class WatchAgent {
   }
 
   #onError(error: RefreshError): void {
-    this.#logError(
-      `${error.at.toISOString()} refresh failed${
-        error.namespace ? ` ${error.namespace}` : ""
-      }: ${error.code}${error.check ? ` (${error.check})` : ""}: ${error.message}`,
-    );
+    const message = plainMessage(error, this.#server);
+    if (error.namespace === null && error.check === null) {
+      // logged with the reconnect delay, or as the fatal error by the caller
+      if (this.#pendingStreamFailure !== null) {
+        this.#logError(
+          `${error.at.toISOString()} event stream failed: ${this.#pendingStreamFailure}`,
+        );
+      }
+      this.#pendingStreamFailure = message;
+    } else {
+      this.#logError(
+        `${error.at.toISOString()} refresh failed${
+          error.namespace ? ` ${error.namespace}` : ""
+        }: ${error.code}${error.check ? ` (${error.check})` : ""}: ${message}`,
+      );
+    }
     this.#writeStatus();
   }
 
@@ -230,6 +333,8 @@ export class WatchAgent {
    * @returns the status
    */
   status(): WatchStatus {
+    const now = new Date();
+    const connected = this.#stoppedAt === null && this.client.connected;
     const namespaces: WatchStatus["namespaces"] = {};
     for (const s of this.client.status()) {
       namespaces[s.namespace] = {
@@ -238,14 +343,16 @@ export class WatchAgent {
         closure_hash: s.closureHash,
         updated_at: s.updatedAt?.toISOString() ?? null,
         stale: s.stale,
-        last_error: errorStatus(s.lastError),
+        last_error: errorStatus(s.lastError, this.#server),
       };
     }
     return {
       server: this.#server,
-      updated_at: new Date().toISOString(),
-      connected: this.client.connected,
-      last_error: errorStatus(this.client.lastRefreshError()),
+      updated_at: now.toISOString(),
+      connected,
+      disconnected_at: connected ? null : this.#disconnectedAt?.toISOString() ?? null,
+      stopped_at: this.#stoppedAt?.toISOString() ?? null,
+      last_error: errorStatus(this.client.lastRefreshError(), this.#server),
       fatal: this.#fatal,
       namespaces,
     };
@@ -295,10 +402,38 @@ export async function mirrorClosure(dir: string, state: ClosureState): Promise<v
   }
 }
 
-function errorStatus(e: RefreshError | null): ErrorStatus | null {
-  return e === null
-    ? null
-    : { code: e.code, check: e.check, message: e.message, at: e.at.toISOString() };
+function errorStatus(e: RefreshError | null, server: string): ErrorStatus | null {
+  return e === null ? null : {
+    code: e.code,
+    check: e.check,
+    message: plainMessage(e, server),
+    at: e.at.toISOString(),
+  };
+}
+
+/**
+ * A failure in plain words: network errors (`fetch failed`, `error reading
+ * a body from connection`) are explained from their cause chain; the
+ * service's own messages are kept.
+ */
+function plainMessage(e: RefreshError, server: string): string {
+  const err = e.error;
+  if (err instanceof CfgtoolError && err.code === "unreachable") {
+    if (err.cause instanceof DOMException && err.cause.name === "AbortError") {
+      // the client aborts a download that outlives its request timeout
+      return `no answer from ${server} in time (${e.namespace ?? "event stream"})`;
+    }
+    const failure = describeNetworkFailure(err.cause ?? err, server);
+    return `cannot reach ${server}: ${failure.text}`;
+  }
+  if (err instanceof CfgtoolError && err.code === "stream_idle") {
+    return err.message.replace(/; reconnecting$/, "");
+  }
+  if (err instanceof CfgtoolError) return err.message;
+  const failure = describeNetworkFailure(err, server);
+  return failure.kind === "connection_reset"
+    ? "the connection to the server was lost"
+    : `network error: ${failure.text}`;
 }
 
 async function writeAtomic(path: string, bytes: Uint8Array): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * Deterministic tar.gz archives of a file set, and a safe unpacker for
- * uploaded ones (DESIGN.md §5). Packing sorts entries by path (byte-wise over
+ * uploaded ones (docs/api.md, `PUT …/manifest`). Packing sorts entries by path (byte-wise over
  * UTF-8) and fixes every header field that could vary (mode 0644, uid/gid 0,
  * empty owner names, mtime 0), so identical input gives identical bytes.
  *
@@ -20,7 +20,7 @@ export interface UnpackLimits {
   maxFileBytes: number;
 }
 
-/** The limits of DESIGN.md §5. */
+/** The archive limits (docs/api.md, `PUT …/manifest`). */
 export const DEFAULT_UNPACK_LIMITS: Readonly<UnpackLimits> = {
   maxEntries: 10_000,
   maxTotalBytes: 16 * 1024 * 1024,

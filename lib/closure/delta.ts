@@ -1,5 +1,5 @@
 /**
- * Deltas between two closures of one subscription (spec/events.md) and the
+ * Deltas between two closures of one subscription (docs/events.md) and the
  * inline-or-snapshot decision. Five ops: `added` (new in the namespace and
  * the closure), `modified` (content changed), `removed` (gone from the
  * namespace), `enter` (in both versions of the namespace, newly in the

@@ -1,5 +1,5 @@
 /**
- * The closure hash of spec/events.md: one function that identifies a set of
+ * The closure hash (docs/events.md, "The closure hash"): one function that identifies a set of
  * files. It is the workspace source fingerprint, the manifest ETag and the
  * integrity check of the event stream.
  *
@@ -48,6 +48,35 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   );
 }
 
+/** Digests started at once by {@linkcode sha256All}: bounds each burst of work on the event loop. */
+const DIGEST_SLICE = 256;
+
+/**
+ * SHA-256 of many contents, in input order. Digests run a slice at a time, so
+ * hashing ten thousand files never holds the event loop for long.
+ *
+ * @param contents the contents to digest
+ * @returns one 32-byte digest per content
+ *
+ * @example
+ * ```ts
+ * import { sha256All, toHex } from "./hash.ts";
+ * const [empty] = await sha256All([new Uint8Array()]);
+ * if (!toHex(empty!).startsWith("e3b0c442")) throw new Error();
+ * ```
+ */
+export async function sha256All(contents: readonly Uint8Array[]): Promise<Uint8Array[]> {
+  const out: Uint8Array[] = [];
+  for (let i = 0; i < contents.length; i += DIGEST_SLICE) {
+    const slice = contents.slice(i, i + DIGEST_SLICE);
+    const digests = await Promise.all(
+      slice.map((c) => crypto.subtle.digest("SHA-256", c as BufferSource)),
+    );
+    for (const d of digests) out.push(new Uint8Array(d));
+  }
+  return out;
+}
+
 /**
  * Computes the closure hash: sort entries by path (byte-wise over UTF-8), then
  * for each append the 4-byte big-endian path length, the path bytes and the
@@ -74,11 +103,7 @@ export async function closureHash(
     : Object.entries(files as Record<string, Uint8Array>);
   const paths = entries.map(([p, c]) => ({ p, pb: encoder.encode(p), c }));
   paths.sort((a, b) => compareBytes(a.pb, b.pb));
-  const digests = await Promise.all(
-    paths.map(async ({ c }) =>
-      new Uint8Array(await crypto.subtle.digest("SHA-256", c as BufferSource))
-    ),
-  );
+  const digests = await sha256All(paths.map(({ c }) => c));
   let size = 0;
   for (const { pb } of paths) size += 4 + pb.length + 32;
   const buf = new Uint8Array(size);

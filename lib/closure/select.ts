@@ -1,5 +1,5 @@
 /**
- * Closure selection (spec/events.md): for a subscription (a namespace's
+ * Closure selection (docs/events.md): for a subscription (a namespace's
  * files and `*` or a set of flag keys), the smallest set of manifest files
  * that is itself a valid namespace holding exactly the subscribed flags:
  * `namespace.toml`, `flags/<flag>.toml` for each subscribed flag that

@@ -1,5 +1,5 @@
 /**
- * Signed closure tokens (spec/events.md): the stream handler issues one per
+ * Signed closure tokens (docs/events.md): the stream handler issues one per
  * snapshot URL, an HMAC-SHA-256 under the server's key over (principal_id,
  * tenant, namespace, version, subscription, expires_at), valid 60 s. The
  * closure endpoint recomputes the MAC over the requested tuple and compares

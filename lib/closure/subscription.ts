@@ -1,5 +1,5 @@
 /**
- * Subscriptions of the event stream (spec/events.md): `ns=<slug>:<flag-list>`
+ * Subscriptions of the event stream (docs/events.md): `ns=<slug>:<flag-list>`
  * query values, where `<flag-list>` is `*` or comma-separated flag keys; the
  * canonical form of a flag list (sorted byte-wise, without repeats) and its
  * URL-safe base64 encoding, which the closure endpoint's `subscription`

@@ -1,5 +1,5 @@
 /**
- * Event data of the stream (protocol v2, spec/events.md): `version` events
+ * Event data of the stream (protocol v2, docs/events.md): `version` events
  * (inline and snapshot) and `resync` events, serialized with a fixed field
  * order. Inline data is built from a prefix and a tail shared by every
  * connection of a subscription; only `prev_version` differs per connection.

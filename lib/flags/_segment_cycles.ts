@@ -7,11 +7,16 @@
 import { compareUtf8 } from "../closure/hash.ts";
 import type { Problem } from "../errors.ts";
 
-/** Reports one cycle per strongly connected component of segment references. */
+/**
+ * Reports one cycle per strongly connected component of segment references.
+ *
+ * @returns whether any cycle was found
+ */
 export function reportCycles(
   edges: ReadonlyMap<string, { target: string; key: string }[]>,
   problems: Problem[],
-): void {
+): boolean {
+  let anyCycle = false;
   const nodes = [...edges.keys()].sort(compareUtf8);
   // Tarjan's algorithm, iterative so that a long reference chain cannot
   // overflow the call stack.
@@ -102,5 +107,7 @@ export function reportCycles(
       key: first?.key ?? "predicate",
       message: `segment reference cycle: ${cycle.join(" -> ")}`,
     });
+    anyCycle = true;
   }
+  return anyCycle;
 }

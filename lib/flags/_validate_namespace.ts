@@ -7,7 +7,7 @@
 import type { TomlTable } from "../toml.ts";
 import { join } from "./_key_path.ts";
 import { describe, type FileChecker, isTable } from "./_validate_common.ts";
-import { type Environment, KEY_RE, type Manifest } from "./model.ts";
+import { type Environment, KEY_RE, type Manifest, MAX_ENVIRONMENTS } from "./model.ts";
 
 const NAMESPACE_FILE_KEYS = ["schema_version", "namespace"];
 const NAMESPACE_KEYS = ["description", "environments"];
@@ -31,6 +31,13 @@ export function checkNamespace(
   const envs = fc.optTable(ns, "namespace", "environments");
   if (envs === undefined) return { namespace, envKeys: undefined };
   const envKeys = new Set<string>();
+  const count = Object.keys(envs).length;
+  if (count > MAX_ENVIRONMENTS) {
+    fc.report(
+      "namespace.environments",
+      `declares ${count} environments; the limit is ${MAX_ENVIRONMENTS}`,
+    );
+  }
   for (const [name, raw] of Object.entries(envs)) {
     const prefix = join("namespace.environments", name);
     envKeys.add(name);

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { didYouMean } from "../text/suggest.ts";
 import { describe, type FileChecker, isTable } from "./_validate_common.ts";
 import { DEFAULT_BUCKET_BY, ROLLOUT_TOTAL, type RolloutEntry, type Rule } from "./model.ts";
 
@@ -52,7 +53,10 @@ export function checkRule(
       fc.report(`${prefix}.segment`, `expected a segment key, found ${describe(raw.segment)}`);
     } else {
       if (!segmentKeys.has(raw.segment)) {
-        fc.report(`${prefix}.segment`, `unknown segment ${JSON.stringify(raw.segment)}`);
+        fc.report(
+          `${prefix}.segment`,
+          `unknown segment ${JSON.stringify(raw.segment)}${didYouMean(raw.segment, segmentKeys)}`,
+        );
       }
       segment = raw.segment;
     }

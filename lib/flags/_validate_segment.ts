@@ -7,6 +7,7 @@
 import { refName, validatePredicate } from "../conditions.ts";
 import type { Predicate } from "../conditions.ts";
 import type { TomlTable } from "../toml.ts";
+import { didYouMean } from "../text/suggest.ts";
 import { describe, type FileChecker, isTable } from "./_validate_common.ts";
 import type { Segment } from "./model.ts";
 
@@ -60,7 +61,12 @@ export function checkSegment(
     const target = typeof attribute === "string" ? refName(attribute, "segment") : undefined;
     if (target === undefined) return;
     if (segmentKeys.has(target)) refs.push({ target, key: `${prefix}.attribute` });
-    else fc.report(`${prefix}.attribute`, `unknown segment ${JSON.stringify(target)}`);
+    else {
+      fc.report(
+        `${prefix}.attribute`,
+        `unknown segment ${JSON.stringify(target)}${didYouMean(target, segmentKeys)}`,
+      );
+    }
   });
   return { segment, refs };
 }

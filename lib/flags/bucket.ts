@@ -1,5 +1,5 @@
 /**
- * Rollout bucketing (DESIGN §4): a context's bucket for a flag is murmur3
+ * Rollout bucketing (docs/flags.md): a context's bucket for a flag is murmur3
  * x86 32-bit, seed 0, of the UTF-8 bytes of `<flag key>/<bucket value>`,
  * modulo 100000. The bucket value is the context value at the rule's
  * `bucket_by` path, turned into a string by {@linkcode bucketValueOf}.

@@ -1,5 +1,5 @@
 /**
- * The flag evaluation engine (DESIGN §4). {@linkcode compileManifest} turns a
+ * The flag evaluation engine (docs/flags.md). {@linkcode compileManifest} turns a
  * validated manifest into an evaluation model once: segments become matchers
  * of the shared predicate engine (`lib/conditions.ts`) with their
  * `segment.<name>` references resolved, rollouts become cumulative weight
@@ -109,6 +109,8 @@ class Model implements CompiledModel {
   readonly types: Map<string, FlagType>;
   /** Segment matchers by index; `ref` resolves `segment.<name>` through the memo. */
   readonly segments: Matcher[] = [];
+  /** The segments each segment references, by index (empty for most segments). */
+  readonly deps: Int32Array[] = [];
   readonly segmentIndex: Map<string, number> = new Map();
   /** Per-evaluation memo of segment outcomes: valid when stamp === epoch. */
   stamps: Uint32Array = new Uint32Array(0);
@@ -125,16 +127,64 @@ class Model implements CompiledModel {
     this.envIndex = new Map(environments.map((e, i) => [e, i]));
     this.plans = new Map();
     this.types = new Map();
-    this.ref = (name) => this.segment(this.segmentIndex.get(name)!);
+    this.ref = (name) => {
+      const i = this.segmentIndex.get(name);
+      if (i === undefined) return false;
+      // Settled before the referring matcher runs; decided here only when a
+      // re-entrant evaluation moved to a new epoch meanwhile.
+      if (this.stamps[i] === this.epoch) return this.values[i] === 1;
+      return this.segment(i);
+    };
   }
 
   /** Whether the current context matches segment `i`, memoized for this evaluation. */
   segment(i: number): boolean {
     if (this.stamps[i] === this.epoch) return this.values[i] === 1;
+    if (this.deps[i]!.length === 0) return this.decide(i);
+    this.settle(i);
+    return this.values[i] === 1;
+  }
+
+  /** Runs the matcher of segment `i` and memoizes its outcome. */
+  decide(i: number): boolean {
     const hit = this.segments[i]!(this.ctx, this.ref);
     this.stamps[i] = this.epoch;
     this.values[i] = hit ? 1 : 0;
     return hit;
+  }
+
+  /**
+   * Decides segment `root` and every segment it references, transitively,
+   * referenced segments first (an explicit depth-first walk, so a chain of
+   * references of any length never deepens the call stack): when a matcher
+   * runs, each `segment.<name>` it reads is already in the memo. A segment
+   * met again while its own references are being decided (a cycle, which
+   * only a hand-built model could hold) is skipped and then reads as false.
+   */
+  settle(root: number): void {
+    const stack = [root];
+    const next = [0];
+    const open = new Set<number>([root]);
+    while (stack.length > 0) {
+      const top = stack.length - 1;
+      const s = stack[top]!;
+      const deps = this.deps[s]!;
+      let j = next[top]!;
+      while (
+        j < deps.length && (this.stamps[deps[j]!] === this.epoch || open.has(deps[j]!))
+      ) j++;
+      if (j < deps.length) {
+        next[top] = j + 1;
+        open.add(deps[j]!);
+        stack.push(deps[j]!);
+        next.push(0);
+        continue;
+      }
+      stack.pop();
+      next.pop();
+      this.decide(s);
+      open.delete(s);
+    }
   }
 
   /**
@@ -228,36 +278,66 @@ export function compileManifest(manifest: Manifest, version: number): CompiledMo
 function compileSegments(model: Model, manifest: Manifest): void {
   const keys = Object.keys(manifest.segments).sort(byteOrder);
   keys.forEach((k, i) => model.segmentIndex.set(k, i));
-  // Check references (existence, no cycle) so that evaluation can never recurse forever.
-  const state = new Map<string, 1 | 2>(); // 1: visiting, 2: done
-  const visit = (k: string, path: string[]): void => {
-    const s = state.get(k);
-    if (s === 2) return;
-    if (s === 1) {
-      throw new TypeError(
-        `Cannot compile manifest: segment reference cycle ${[...path, k].join(" -> ")}`,
-      );
-    }
-    state.set(k, 1);
+  for (const k of keys) {
+    const deps = new Set<number>();
     for (const p of manifest.segments[k]!.predicates) {
       const ref = refName(p.attribute, "segment");
       if (ref === undefined) continue;
-      if (!model.segmentIndex.has(ref)) {
+      const i = model.segmentIndex.get(ref);
+      if (i === undefined) {
         throw new TypeError(
           `Cannot compile manifest: segment "${k}" refers to unknown segment "${ref}"`,
         );
       }
-      visit(ref, [...path, k]);
+      deps.add(i);
     }
-    state.set(k, 2);
-  };
-  for (const k of keys) visit(k, []);
+    model.deps.push(Int32Array.from(deps));
+  }
+  checkAcyclic(keys, model.deps);
   for (const k of keys) {
     const seg = manifest.segments[k]!;
     model.segments.push(compileAll(seg.predicates, seg.match, "segment"));
   }
   model.stamps = new Uint32Array(keys.length);
   model.values = new Uint8Array(keys.length);
+}
+
+/**
+ * Throws when segment references form a cycle, so that evaluation never
+ * meets one. Iterative depth-first search: a chain of any length is fine.
+ */
+function checkAcyclic(keys: readonly string[], deps: readonly Int32Array[]): void {
+  const state = new Uint8Array(keys.length); // 0: new, 1: on the path, 2: done
+  for (let root = 0; root < keys.length; root++) {
+    if (state[root] !== 0) continue;
+    const path = [root];
+    const next = [0];
+    state[root] = 1;
+    while (path.length > 0) {
+      const top = path.length - 1;
+      const v = path[top]!;
+      const j = next[top]!;
+      if (j < deps[v]!.length) {
+        next[top] = j + 1;
+        const w = deps[v]![j]!;
+        if (state[w] === 1) {
+          const cycle = [...path.slice(path.indexOf(w)), w].map((i) => keys[i]);
+          throw new TypeError(
+            `Cannot compile manifest: segment reference cycle ${cycle.join(" -> ")}`,
+          );
+        }
+        if (state[w] === 0) {
+          state[w] = 1;
+          path.push(w);
+          next.push(0);
+        }
+        continue;
+      }
+      state[v] = 2;
+      path.pop();
+      next.pop();
+    }
+  }
 }
 
 function compilePlan(

@@ -15,6 +15,9 @@ export type { Predicate } from "../conditions.ts";
 /** The schema version every manifest file carries. */
 export const SCHEMA_VERSION = 1;
 
+/** Most environments one `namespace.toml` may declare. */
+export const MAX_ENVIRONMENTS = 100;
+
 /** Largest accepted size of one manifest file, in bytes (1 MiB). */
 export const MAX_FILE_BYTES = 1024 * 1024;
 
@@ -26,6 +29,13 @@ export const KEY_RE: RegExp = /^[a-z0-9][a-z0-9._-]{0,62}$/;
  * index, which keeps `variations` in file order.
  */
 export const VARIATION_NAME_RE: RegExp = /^[A-Za-z][A-Za-z0-9._-]{0,62}$/;
+
+/**
+ * The longest chain of segment references: segment `a` referring to `b`,
+ * `b` to `c`, and so on, counts every segment of the chain (a segment
+ * without references is a chain of 1). Validation refuses longer chains.
+ */
+export const MAX_SEGMENT_DEPTH = 32;
 
 /** Rollout weights are scaled to this total. */
 export const ROLLOUT_TOTAL = 100000;

@@ -1,5 +1,5 @@
 /**
- * Segment reachability, the graph the closure of spec/events.md follows: a
+ * Segment reachability, the graph the closure of docs/events.md follows: a
  * flag reaches the segments its rules name (base rules and every
  * environment's override rules); a segment reaches the segments its
  * `segment.<key>` predicates name, transitively.

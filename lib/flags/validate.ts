@@ -12,6 +12,7 @@ import { type Problem, ProblemsError } from "../errors.ts";
 import { parseToml, type TomlTable } from "../toml.ts";
 import { compareKeyPaths } from "./_key_path.ts";
 import { reportCycles } from "./_segment_cycles.ts";
+import { reportNesting } from "./_segment_nesting.ts";
 import { FileChecker } from "./_validate_common.ts";
 import { checkFlag } from "./_validate_flag.ts";
 import { checkNamespace } from "./_validate_namespace.ts";
@@ -134,7 +135,7 @@ export function validateManifest(files: ReadonlyMap<string, Uint8Array>): Valida
       flags[entry.key] = checkFlag(fc, entry.key, entry.t, segmentKeys, envKeys);
     }
   }
-  reportCycles(edges, problems);
+  if (!reportCycles(edges, problems)) reportNesting(edges, problems);
 
   problems.sort(compareProblems);
   if (problems.length > 0) return { problems };

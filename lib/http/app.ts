@@ -13,12 +13,15 @@ import type { HeadWatcher } from "../store/head_watcher.ts";
 import type { StreamGuard } from "../auth/stream_guard.ts";
 import type { ServiceSettings } from "../settings.ts";
 import { errorResponse } from "./errors.ts";
+import { clientAbortResponse, isClientAbort } from "../net/client_abort.ts";
+import { guardPathIdentifiers } from "./params.ts";
 import { healthRoutes } from "./health.ts";
 import { requireAuth } from "./authn.ts";
 import { tenantRoutes } from "./tenants.ts";
 import { namespaceRoutes } from "./namespaces.ts";
 import { manifestRoutes } from "./manifest.ts";
 import { tokenRoutes } from "./tokens.ts";
+import { userRoutes } from "./users.ts";
 import { auditRoutes } from "./audit.ts";
 import { closureRoutes } from "./closure.ts";
 import { eventRoutes } from "./events.ts";
@@ -29,6 +32,7 @@ import {
   invalidateOnWrite,
 } from "./evaluate.ts";
 import { ofrepRoutes } from "./ofrep.ts";
+import { SERVER_HEADER } from "../version.ts";
 
 /** What the HTTP application needs from the server. */
 export interface AppDeps {
@@ -86,6 +90,10 @@ export type AppEnv = {
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  app.use("*", async function serverHeader(c, next) {
+    await next();
+    c.res.headers.set("server", SERVER_HEADER); // every answer, errors included
+  });
   app.use("*", async function requestContext(c, next) {
     const incoming = c.req.header("x-request-id");
     const id = incoming && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
@@ -103,7 +111,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       ...(principal ? principalFields(principal) : {}),
     });
   });
-  app.onError((err, c) => errorResponse(err, c.get("requestId") ?? crypto.randomUUID(), deps.log));
+  app.onError((err, c) =>
+    isClientAbort(err, c.req.raw) // the client went away: 499 at info, not a 500 error
+      ? clientAbortResponse(c.get("requestId") ?? crypto.randomUUID())
+      : errorResponse(err, c.get("requestId") ?? crypto.randomUUID(), deps.log)
+  );
   app.notFound((c) =>
     errorResponse(
       new NotFoundError("not_found", `no route for ${c.req.method} ${c.req.path}`),
@@ -111,6 +123,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       deps.log,
     )
   );
+  guardPathIdentifiers(app); // path identifiers of a bad shape never reach a route
   app.route("/", healthRoutes(deps));
   const api = new Hono<AppEnv>();
   api.use("*", requireAuth(deps));
@@ -118,6 +131,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   api.route("/tenants/:tenant/namespaces", namespaceRoutes(deps));
   api.route("/tenants/:tenant/namespaces/:ns", manifestRoutes(deps));
   api.route("/tokens", tokenRoutes(deps));
+  api.route("/users", userRoutes(deps));
   api.route("/audit", auditRoutes(deps));
   // Routes of later issues register here, one line each.
   api.route("/events", eventRoutes(deps));

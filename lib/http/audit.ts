@@ -9,7 +9,7 @@ import { readAudit } from "../auth/audit_access.ts";
 import type { AuditQuery } from "../store/audit.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
 import { authDeps } from "./authn.ts";
-import { intParam } from "./params.ts";
+import { intParam, shapedParam, SHAPES } from "./params.ts";
 
 /**
  * The audit route.
@@ -24,13 +24,18 @@ export function auditRoutes(deps: AppDeps): Hono<AppEnv> {
   app.get("/", async (c) => {
     const q = c.req.query();
     const query: AuditQuery = {};
-    if (q.tenant) query.tenant = q.tenant;
-    if (q.namespace) query.namespace = q.namespace;
-    if (q.token_id) query.token_id = q.token_id;
-    if (q.type) query.type = q.type;
+    const tenant = shapedParam(q.tenant, "tenant", SHAPES.slug);
+    if (tenant !== undefined) query.tenant = tenant;
+    const namespace = shapedParam(q.namespace, "namespace", SHAPES.slug);
+    if (namespace !== undefined) query.namespace = namespace;
+    const tokenId = shapedParam(q.token_id, "token_id", SHAPES.tokenId);
+    if (tokenId !== undefined) query.token_id = tokenId;
+    const type = shapedParam(q.type, "type", SHAPES.eventType);
+    if (type !== undefined) query.type = type;
     const limit = intParam(q.limit, "limit");
     if (limit !== undefined) query.limit = limit;
-    if (q.after) query.after = q.after;
+    const after = shapedParam(q.after, "after", SHAPES.auditId);
+    if (after !== undefined) query.after = after;
     const page = await readAudit(authDeps(deps), c.get("principal"), query);
     return c.json({ entries: page.items, next: page.next });
   });

@@ -1,5 +1,5 @@
 /**
- * `GET /api/v1/tenants/{tenant}/namespaces/{slug}/closure` (spec/events.md):
+ * `GET /api/v1/tenants/{tenant}/namespaces/{slug}/closure` (docs/events.md):
  * the closure of (tenant, slug, version, subscription) as a deterministic
  * tar.gz archive. Authenticated either by a bearer credential with
  * `manifest.read`, or by a signed `token` query parameter from the event

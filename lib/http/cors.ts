@@ -1,6 +1,6 @@
 /**
- * Cross-origin access to the evaluation endpoints (DESIGN.md §6,
- * spec/credentials.md rule 5): CORS headers only for `namespace-client`
+ * Cross-origin access to the evaluation endpoints (docs/ofrep.md,
+ * "Cross-origin requests"): CORS headers only for `namespace-client`
  * tokens, only on the evaluation endpoints (`…/evaluate`, `…/evaluate/all`,
  * OFREP and its event stream), and only for an `Origin` listed in the
  * token's `allowed_origins`. With an empty list, no CORS header at all.

@@ -1,6 +1,6 @@
 /**
  * The one place where errors become HTTP responses: the JSON error envelope of
- * DESIGN.md §6, `{code, message, details?, request_id}`, with the status the
+ * docs/api.md, `{code, message, details?, request_id}`, with the status the
  * error carries. Unknown errors are logged and answered 500 `internal` without
  * their message.
  *

@@ -1,5 +1,5 @@
 /**
- * The evaluation endpoints of DESIGN.md §6, under
+ * The evaluation endpoints (docs/ofrep.md), under
  * `/api/v1/tenants/{t}/namespaces/{ns}/environments/{env}`:
  *
  * - `POST …/evaluate` `{flag, context}` → one evaluation result

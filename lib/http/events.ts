@@ -1,5 +1,5 @@
 /**
- * `GET /api/v1/events` (spec/events.md): validates the subscription before
+ * `GET /api/v1/events` (docs/events.md): validates the subscription before
  * the stream starts (400 / 403 / 414 / 429 with the spec's codes), then
  * hands the connection to the process's {@linkcode EventHub}, which sends
  * Server-Sent Events until the client leaves, the connection idles out or

@@ -1,6 +1,7 @@
 /**
- * `GET /healthz` (the process answers) and `GET /readyz` (the KV answers a
- * read). Both are open to anyone and carry no data.
+ * `GET /healthz` (the process answers, with the cfgtool version and the
+ * build's commit when known) and `GET /readyz` (the KV answers a read). Both
+ * are open to anyone and carry no tenant data.
  *
  * @module
  */
@@ -8,9 +9,11 @@ import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "./app.ts";
 import { CfgtoolError } from "../errors.ts";
 import { errorResponse } from "./errors.ts";
+import { buildCommit, VERSION } from "../version.ts";
 
 /**
- * The health routes.
+ * The health routes. `/healthz` answers `{"status":"ok","version":…}`, plus
+ * `commit` when the build knows it.
  *
  * @example
  * ```ts
@@ -24,7 +27,9 @@ import { errorResponse } from "./errors.ts";
  */
 export function healthRoutes(deps: Pick<AppDeps, "kv" | "log">): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  const commit = buildCommit();
+  const health = { status: "ok", version: VERSION, ...(commit ? { commit } : {}) };
+  app.get("/healthz", (c) => c.json(health));
   app.get("/readyz", async (c) => {
     try {
       await deps.kv.get(["readyz"], { consistency: "strong" });

@@ -11,9 +11,9 @@ import { principalId } from "../auth/principal.ts";
 import { authorize } from "../auth/permissions.ts";
 import { packArchive, unpackArchive } from "../closure/archive.ts";
 import { ClosureMemo } from "../closure/memo.ts";
-import { NotFoundError, UsageError } from "../errors.ts";
-import { environmentsOf } from "../flags/model.ts";
-import { parseManifest, validateManifest } from "../flags/validate.ts";
+import { NotFoundError, ProblemsError, UsageError } from "../errors.ts";
+import { checkManifest } from "../flags/check_off_thread.ts";
+import type { Environment } from "../flags/model.ts";
 import { commitVersion, getHead, getVersion, listVersions, readFiles } from "../store/versions.ts";
 import type { VersionMeta } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
@@ -92,12 +92,11 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
     const { tenant, namespace } = await target(c, "manifest.write");
     const ifMatch = parseIfMatch(c.req.header("if-match"));
     const upload = await readUpload(c);
-    const manifest = parseManifest(upload.files);
     const result = await commitVersion(kv, {
       tenant,
       namespace,
       files: upload.files,
-      environments: environmentsOf(manifest),
+      environments: await validEnvironments(upload.files),
       created_by: principalId(c.get("principal")),
       message: upload.message ?? null,
       now,
@@ -109,7 +108,7 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   app.post("/lint", async (c) => {
     await target(c, "manifest.write");
     const upload = await readUpload(c);
-    const { problems } = validateManifest(upload.files);
+    const { problems } = await checkManifest(upload.files);
     return c.json({ ok: problems.length === 0, problems });
   });
 
@@ -138,12 +137,11 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
       throw new UsageError("version must be a non-negative integer");
     }
     const files = await readFiles(kv, tenant, namespace, v);
-    const manifest = parseManifest(files);
     const result = await commitVersion(kv, {
       tenant,
       namespace,
       files,
-      environments: environmentsOf(manifest),
+      environments: await validEnvironments(files),
       created_by: principalId(c.get("principal")),
       message: stringField(body, "message") ?? `rollback to version ${v}`,
       now,
@@ -158,6 +156,18 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
 interface Upload {
   files: Map<string, Uint8Array>;
   message: string | undefined;
+}
+
+/**
+ * Validates a manifest off the event loop when it is large; throws 422
+ * `invalid_manifest` with every problem, else returns its environments.
+ */
+async function validEnvironments(
+  files: ReadonlyMap<string, Uint8Array>,
+): Promise<Record<string, Environment>> {
+  const { problems, environments } = await checkManifest(files);
+  if (problems.length > 0) throw new ProblemsError(problems);
+  return environments;
 }
 
 /**

@@ -21,7 +21,7 @@ import { getHead } from "../store/versions.ts";
 import { getUser } from "../store/users.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
 import { readJsonObject } from "./body.ts";
-import { requiredString, stringField } from "./params.ts";
+import { requiredString, stringField, userRefField } from "./params.ts";
 
 /**
  * The namespace routes, mounted under `/tenants/:tenant/namespaces`.
@@ -106,7 +106,7 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
     await authorize(kv, p, "namespace.admins", { tenant, namespace });
     await getNamespace(kv, tenant, namespace);
     const body = await readJsonObject(c.req.raw);
-    const user = await getUser(kv, requiredString(body, "user_id"));
+    const user = await getUser(kv, userRefField(body));
     const admin = await addNamespaceAdmin(kv, {
       tenant,
       namespace,

@@ -25,7 +25,7 @@
  *
  * The credential is in the query because `EventSource` cannot send
  * headers; only `namespace-client` secrets, public by design
- * (spec/credentials.md), are ever put in such a URL, and access logs record
+ * (docs/api.md, "Tokens"), are ever put in such a URL, and access logs record
  * the path without the query. The token is checked like an evaluation
  * request (401/403 without a body, the `public_evaluate` gate, the rate
  * limit counts each connection, CORS for an allowed Origin).

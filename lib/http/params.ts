@@ -1,10 +1,159 @@
 /**
- * Query-string and body-field readers that turn bad input into 400
- * `invalid_request` with a message naming the field.
+ * The one place for the shapes of identifiers a request carries (tenant,
+ * namespace and environment slugs, flag keys, token and user ids, version
+ * numbers, audit cursors) and the readers of query strings and body fields.
+ * A value is checked here before it reaches the store, so no request can
+ * make a KV key of unbounded size:
+ *
+ * - a path identifier of the wrong shape names nothing that can exist: 404
+ *   with the not-found code of what it names (`tenant_not_found`, …), except
+ *   a version number, which is 400 `invalid_request`;
+ * - a query parameter or body field of the wrong shape is 400
+ *   `invalid_request` naming it in the message and in `details.field`.
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import type { Hono, MiddlewareHandler } from "hono";
+import { NotFoundError, UsageError } from "../errors.ts";
+import { MAX_EMAIL_LENGTH } from "../store/limits.ts";
+import { SLUG_PATTERN } from "../store/slug.ts";
+import type { AppEnv } from "./app.ts";
+
+/** The shape of one kind of identifier. */
+export interface IdentifierShape {
+  /** What the identifier names, for messages (`tenant slug`). */
+  describe: string;
+  /** The whole-string pattern. */
+  pattern: RegExp;
+}
+
+const ULID = "[0-9A-HJKMNP-TV-Z]{26}";
+
+/** Every identifier shape of the API. */
+export const SHAPES = {
+  /** Tenant, namespace and environment slugs and flag keys. */
+  slug: { describe: "a slug", pattern: SLUG_PATTERN },
+  /** Service-token ids, `tok_<ulid>`. */
+  tokenId: { describe: "a token id (tok_…)", pattern: new RegExp(`^tok_${ULID}$`) },
+  /** User ids, `usr_<ulid>`. */
+  userId: { describe: "a user id (usr_…)", pattern: new RegExp(`^usr_${ULID}$`) },
+  /** Manifest version numbers. */
+  version: { describe: "a non-negative integer", pattern: /^\d{1,15}$/ },
+  /** Audit entry ids (the audit list cursor). */
+  auditId: { describe: "an audit entry id", pattern: new RegExp(`^${ULID}$`) },
+  /** Audit event types (`token.created`). */
+  eventType: { describe: "an event type", pattern: /^[a-z][a-z0-9_.-]{0,63}$/ },
+} as const satisfies Record<string, IdentifierShape>;
+
+/** How a path parameter is checked: its shape and the error when it is off. */
+interface PathParamRule {
+  shape: IdentifierShape;
+  fail: (value: string) => Error;
+}
+
+/** Path parameters by name, as the routes of lib/http/ name them. */
+const PATH_PARAMS: Record<string, PathParamRule> = {
+  tenant: {
+    shape: SHAPES.slug,
+    fail: (v) => new NotFoundError("tenant_not_found", `No tenant ${shown(v)}`),
+  },
+  ns: {
+    shape: SHAPES.slug,
+    fail: (v) => new NotFoundError("namespace_not_found", `No namespace ${shown(v)}`),
+  },
+  env: {
+    shape: SHAPES.slug,
+    fail: (v) => new NotFoundError("environment_not_found", `No environment ${shown(v)}`),
+  },
+  id: {
+    shape: SHAPES.tokenId,
+    fail: (v) => new NotFoundError("token_not_found", `No token ${shown(v)}`),
+  },
+  user: {
+    shape: SHAPES.userId,
+    fail: (v) => new NotFoundError("admin_not_found", `No admin ${shown(v)}`),
+  },
+  v: {
+    shape: SHAPES.version,
+    fail: () =>
+      new UsageError("version must be a non-negative integer", { details: { field: "version" } }),
+  },
+};
+
+/** The routes with path identifiers (every parameter is named in PATH_PARAMS). */
+const IDENTIFIER_ROUTES = [
+  "/api/v1/tenants/:tenant/*",
+  "/api/v1/tenants/:tenant/admins/:user",
+  "/api/v1/tenants/:tenant/namespaces/:ns/*",
+  "/api/v1/tenants/:tenant/namespaces/:ns/admins/:user",
+  "/api/v1/tenants/:tenant/namespaces/:ns/versions/:v",
+  "/api/v1/tenants/:tenant/namespaces/:ns/environments/:env/*",
+  "/api/v1/tokens/:id/*",
+];
+
+/**
+ * Checks every path identifier of a request before any route reads it (see
+ * the module doc for the answers). Register it on the root app before the
+ * routes.
+ *
+ * @param app the root application
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { guardPathIdentifiers } from "./params.ts";
+ * import type { AppEnv } from "./app.ts";
+ * const app = new Hono<AppEnv>();
+ * guardPathIdentifiers(app);
+ * app.onError((err) => new Response(null, { status: (err as { status?: number }).status ?? 500 }));
+ * app.get("/api/v1/tokens/:id", (c) => c.text("ok"));
+ * if ((await app.request(`/api/v1/tokens/tok_${"x".repeat(3000)}`)).status !== 404) throw new Error();
+ * ```
+ */
+export function guardPathIdentifiers(app: Hono<AppEnv>): void {
+  for (const route of IDENTIFIER_ROUTES) app.use(route, checkPathParams);
+}
+
+const checkPathParams: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const params = c.req.param() as Record<string, string>;
+  for (const [name, value] of Object.entries(params)) {
+    const rule = PATH_PARAMS[name];
+    if (rule !== undefined && !rule.shape.pattern.test(value)) throw rule.fail(value);
+  }
+  await next();
+};
+
+/**
+ * An optional query parameter that must have `shape` when present (400
+ * naming the parameter otherwise); the empty string counts as absent.
+ *
+ * @param value the raw value
+ * @param name the parameter name
+ * @param shape its shape (one of {@linkcode SHAPES})
+ * @returns the value, or undefined
+ *
+ * @example
+ * ```ts
+ * import { SHAPES, shapedParam } from "./params.ts";
+ * if (shapedParam("acme", "tenant", SHAPES.slug) !== "acme") throw new Error();
+ * let failed = false;
+ * try { shapedParam("Acme!", "tenant", SHAPES.slug); } catch { failed = true; }
+ * if (!failed) throw new Error();
+ * ```
+ */
+export function shapedParam(
+  value: string | undefined,
+  name: string,
+  shape: IdentifierShape,
+): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!shape.pattern.test(value)) {
+    throw new UsageError(`${name} must be ${shape.describe}, not ${shown(value)}`, {
+      details: { field: name },
+    });
+  }
+  return value;
+}
 
 /**
  * An optional non-negative integer query parameter.
@@ -17,7 +166,9 @@ import { UsageError } from "../errors.ts";
  */
 export function intParam(value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === "") return undefined;
-  if (!/^\d{1,15}$/.test(value)) throw new UsageError(`${name} must be a non-negative integer`);
+  if (!SHAPES.version.pattern.test(value)) {
+    throw new UsageError(`${name} must be a non-negative integer`, { details: { field: name } });
+  }
   return Number(value);
 }
 
@@ -33,7 +184,9 @@ export function intParam(value: string | undefined, name: string): number | unde
 export function stringField(body: Record<string, unknown>, name: string): string | undefined {
   const v = body[name];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "string") throw new UsageError(`${name} must be a string`);
+  if (typeof v !== "string") {
+    throw new UsageError(`${name} must be a string`, { details: { field: name } });
+  }
   return v;
 }
 
@@ -48,6 +201,42 @@ export function stringField(body: Record<string, unknown>, name: string): string
  */
 export function requiredString(body: Record<string, unknown>, name: string): string {
   const v = stringField(body, name);
-  if (v === undefined || v === "") throw new UsageError(`${name} is required`);
+  if (v === undefined || v === "") {
+    throw new UsageError(`${name} is required`, { details: { field: name } });
+  }
   return v;
+}
+
+/**
+ * The `user_id` field of an add-admin request: a user id or an email. Over
+ * the email limit it is a 400 naming `user_id`; a value of neither shape
+ * names no user (404 `user_not_found`).
+ *
+ * @param body the request body
+ * @returns the user id or email, for `getUser`
+ *
+ * @example
+ * ```ts
+ * import { userRefField } from "./params.ts";
+ * if (userRefField({ user_id: "ana@example.com" }) !== "ana@example.com") throw new Error();
+ * ```
+ */
+export function userRefField(body: Record<string, unknown>): string {
+  const v = requiredString(body, "user_id");
+  if (v.length > MAX_EMAIL_LENGTH) {
+    throw new UsageError(
+      `user_id is ${v.length} characters long; the limit is ${MAX_EMAIL_LENGTH}`,
+      { details: { field: "user_id", limit: MAX_EMAIL_LENGTH } },
+    );
+  }
+  if (!SHAPES.userId.pattern.test(v) && !v.includes("@")) {
+    throw new NotFoundError("user_not_found", `No user ${shown(v)}`);
+  }
+  return v;
+}
+
+/** A value as messages quote it: JSON, cut to a readable length. */
+function shown(value: string): string {
+  const json = JSON.stringify(value);
+  return json.length <= 80 ? json : `${json.slice(0, 77)}…"`;
 }

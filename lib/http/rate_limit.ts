@@ -1,5 +1,5 @@
 /**
- * The rate limit of `namespace-client` evaluation (spec/credentials.md:
+ * The rate limit of `namespace-client` evaluation (docs/ofrep.md:
  * per (tenant, namespace, environment, Origin), not per token), as a token
  * bucket per key: `perMinute` requests of burst, refilled continuously at
  * `perMinute / 60` per second. A refused request is 429

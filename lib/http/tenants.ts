@@ -19,7 +19,7 @@ import {
 import { getUser } from "../store/users.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
 import { readJsonObject } from "./body.ts";
-import { requiredString, stringField } from "./params.ts";
+import { requiredString, stringField, userRefField } from "./params.ts";
 
 /**
  * The tenant routes.
@@ -84,7 +84,7 @@ export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
     await authorize(kv, p, "tenant.admins", { tenant });
     await getTenant(kv, tenant);
     const body = await readJsonObject(c.req.raw);
-    const user = await getUser(kv, requiredString(body, "user_id"));
+    const user = await getUser(kv, userRefField(body));
     const admin = await addTenantAdmin(kv, {
       tenant,
       user_id: user.id,

@@ -1,5 +1,5 @@
 /**
- * `/api/v1/tokens`: service-token management of spec/credentials.md
+ * `/api/v1/tokens`: service-token management (docs/api.md)
  * (create, list, read, rotate, revoke). Permission rules, audit and storage
  * live in lib/auth/token_service.ts; this module only reads requests and
  * shapes responses.
@@ -21,7 +21,7 @@ import { TOKEN_TYPES, type TokenStatus, type TokenType } from "../store/tokens.t
 import type { AppDeps, AppEnv } from "./app.ts";
 import { authDeps, requestContext } from "./authn.ts";
 import { JSON_BODY_LIMIT, parseJsonObject, readBodyBytes, readJsonObject } from "./body.ts";
-import { intParam, stringField } from "./params.ts";
+import { intParam, shapedParam, SHAPES, stringField } from "./params.ts";
 
 const STATUSES: readonly TokenStatus[] = ["active", "revoked", "expired"];
 
@@ -55,23 +55,30 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
   app.get("/", async (c) => {
     const q = c.req.query();
     const query: ListTokensQuery = {};
-    if (q.tenant) query.tenant = q.tenant;
-    if (q.namespace) query.namespace = q.namespace;
+    const tenant = shapedParam(q.tenant, "tenant", SHAPES.slug);
+    if (tenant !== undefined) query.tenant = tenant;
+    const namespace = shapedParam(q.namespace, "namespace", SHAPES.slug);
+    if (namespace !== undefined) query.namespace = namespace;
     if (q.type) {
       if (!(TOKEN_TYPES as readonly string[]).includes(q.type)) {
-        throw new UsageError(`type must be one of ${TOKEN_TYPES.join(", ")}`);
+        throw new UsageError(`type must be one of ${TOKEN_TYPES.join(", ")}`, {
+          details: { field: "type" },
+        });
       }
       query.type = q.type as TokenType;
     }
     if (q.status) {
       if (!(STATUSES as readonly string[]).includes(q.status)) {
-        throw new UsageError(`status must be one of ${STATUSES.join(", ")}`);
+        throw new UsageError(`status must be one of ${STATUSES.join(", ")}`, {
+          details: { field: "status" },
+        });
       }
       query.status = q.status as TokenStatus;
     }
     const limit = intParam(q.limit, "limit");
     if (limit !== undefined) query.limit = limit;
-    if (q.after) query.after = q.after;
+    const after = shapedParam(q.after, "after", SHAPES.tokenId);
+    if (after !== undefined) query.after = after;
     const page = await listTokens(auth, c.get("principal"), query);
     return c.json({ tokens: page.items, next: page.next });
   });

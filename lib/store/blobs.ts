@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { sha256Hex } from "../closure/hash.ts";
+import { sha256All, sha256Hex, toHex } from "../closure/hash.ts";
 import { blobChunkKey, blobChunkPrefix, blobMetaKey } from "./keys.ts";
 
 /** Largest chunk stored in one KV value. */
@@ -58,6 +58,8 @@ export async function putBlob(kv: Deno.Kv, bytes: Uint8Array): Promise<string> {
   return id;
 }
 
+/** Blob ids whose metadata {@linkcode putBlobs} looks up at once. */
+const LOOKUP_SLICE = 200;
 /** Mutations in one atomic commit of {@linkcode putBlobs} (Deno KV allows 1,000). */
 const BATCH_MUTATIONS = 400;
 /** Value bytes in one atomic commit of {@linkcode putBlobs} (Deno KV allows 800 KiB). */
@@ -88,18 +90,22 @@ export async function putBlobs(
   kv: Deno.Kv,
   contents: readonly Uint8Array[],
 ): Promise<string[]> {
-  const ids = await Promise.all(contents.map((bytes) => sha256Hex(bytes)));
+  const ids = (await sha256All(contents)).map(toHex);
   const byId = new Map<string, Uint8Array>();
   ids.forEach((id, i) => byId.set(id, contents[i]!));
+  // metadata looked up a slice at a time: bounded bursts of work on the event loop
   const missing: string[] = [];
-  await Promise.all(
-    batches([...byId.keys()]).map(async (batch) => {
-      const entries = await kv.getMany<BlobMeta[]>(batch.map((id) => blobMetaKey(id)));
-      entries.forEach((e, i) => {
-        if (e.value === null) missing.push(batch[i]!);
-      });
-    }),
-  );
+  const unique = [...byId.keys()];
+  for (let i = 0; i < unique.length; i += LOOKUP_SLICE) {
+    await Promise.all(
+      batches(unique.slice(i, i + LOOKUP_SLICE)).map(async (batch) => {
+        const entries = await kv.getMany<BlobMeta[]>(batch.map((id) => blobMetaKey(id)));
+        entries.forEach((e, j) => {
+          if (e.value === null) missing.push(batch[j]!);
+        });
+      }),
+    );
+  }
   let op = kv.atomic();
   let mutations = 0;
   let size = 0;

@@ -1,6 +1,6 @@
 /**
  * Change detection for namespace heads, shared by every stream of a process
- * (DESIGN.md §8). Two layers: `kv.watch` on each watched head (immediate for
+ * (docs/events.md, "Several server processes"). Two layers: `kv.watch` on each watched head (immediate for
  * this process's writes and on KV Connect backends), and ONE poller per
  * process that reads every watched head with batched `getMany` calls at a
  * fixed interval (the embedded SQLite backend does not tell one process about

@@ -89,23 +89,20 @@ export const namespaceAdminKey = (
   ns: string,
   user: string,
 ): Deno.KvKey => ["ns_admin", t, ns, user];
-/** Prefix of a namespace's admin memberships. */
-export const namespaceAdminPrefix = (t: string, ns: string): Deno.KvKey => [
-  "ns_admin",
-  t,
-  ns,
-];
+/** Prefix of a namespace's admin memberships (without `ns`: of every namespace of `t`). */
+export const namespaceAdminPrefix = (t: string, ns?: string): Deno.KvKey =>
+  ns === undefined ? ["ns_admin", t] : ["ns_admin", t, ns];
 /** Index: namespaces a user administers (prefix `[user]` or `[user, t]`). */
 export const namespaceAdminByUserKey = (
   user: string,
   t: string,
   ns: string,
 ): Deno.KvKey => ["ns_admin_by_user", user, t, ns];
-/** Prefix of {@linkcode namespaceAdminByUserKey} for one user and tenant. */
+/** Prefix of {@linkcode namespaceAdminByUserKey} for one user and tenant (or every tenant). */
 export const namespaceAdminByUserPrefix = (
   user: string,
-  t: string,
-): Deno.KvKey => ["ns_admin_by_user", user, t];
+  t?: string,
+): Deno.KvKey => t === undefined ? ["ns_admin_by_user", user] : ["ns_admin_by_user", user, t];
 /** Key of a namespace's manifest head (the key to watch). */
 export const headKey = (t: string, ns: string): Deno.KvKey => [
   "ns_head",
@@ -208,6 +205,8 @@ export const auditByTimeKey = (id: string): Deno.KvKey => [
 export const auditByTimePrefix = (): Deno.KvKey => ["audit_by_time"];
 /** Key of a user record. */
 export const userKey = (id: string): Deno.KvKey => ["user", id];
+/** Prefix of every user record. */
+export const userPrefix = (): Deno.KvKey => ["user"];
 /** Index: user email (lower case) → id. */
 export const userByEmailKey = (email: string): Deno.KvKey => [
   "user_by_email",
@@ -215,6 +214,8 @@ export const userByEmailKey = (email: string): Deno.KvKey => [
 ];
 /** Key of a human session record. */
 export const sessionKey = (id: string): Deno.KvKey => ["session", id];
+/** Prefix of every human session record. */
+export const sessionPrefix = (): Deno.KvKey => ["session"];
 /** Index: session digest → id. */
 export const sessionByDigestKey = (digest: string): Deno.KvKey => [
   "session_by_digest",

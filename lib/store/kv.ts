@@ -6,6 +6,8 @@
  * @module
  */
 import { dirname } from "node:path";
+import { describeNetworkFailure } from "../client/_network_error.ts";
+import { KvOpenError } from "../errors.ts";
 
 /** Where the KV lives when `--kv` is not given. */
 export const DEFAULT_KV_PATH = "./cfgtool-data/kv.sqlite3";
@@ -38,7 +40,11 @@ export function kvLocation(spec: string): KvLocation {
 /**
  * Opens the KV store; for a path, creates the parent directory first and
  * retries commits refused with "database is locked" (see
- * {@linkcode retryLockedCommits}).
+ * {@linkcode retryLockedCommits}). A KV Connect URL that cannot be opened
+ * is a {@linkcode KvOpenError}: `kv_access_token_missing` when
+ * `DENO_KV_ACCESS_TOKEN` is not set, else `kv_unavailable` with the reason
+ * in plain words (connection refused, name not resolved, TLS, the access
+ * token refused).
  *
  * @param spec a path, `:memory:` or an `http(s)://` URL; defaults to
  *   {@linkcode DEFAULT_KV_PATH}
@@ -57,10 +63,61 @@ export async function openKv(spec: string = DEFAULT_KV_PATH): Promise<Deno.Kv> {
     case "memory":
       return await Deno.openKv(":memory:");
     case "remote":
-      return await Deno.openKv(loc.url);
+      return await openRemoteKv(loc.url);
     case "file":
       await Deno.mkdir(loc.dir, { recursive: true });
       return retryLockedCommits(await Deno.openKv(loc.path));
+  }
+}
+
+/** Opens a KV Connect URL, turning Deno's failures into a {@linkcode KvOpenError}. */
+async function openRemoteKv(url: string): Promise<Deno.Kv> {
+  try {
+    return await Deno.openKv(url);
+  } catch (err) {
+    throw remoteKvError(err, url);
+  }
+}
+
+function remoteKvError(err: unknown, url: string): KvOpenError {
+  const shown = withoutCredentials(url);
+  const message = err instanceof Error ? err.message : String(err);
+  if (/DENO_KV_ACCESS_TOKEN/.test(message)) {
+    return new KvOpenError(
+      "kv_access_token_missing",
+      `Cannot open the KV Connect store ${shown}: DENO_KV_ACCESS_TOKEN is not set. Set it to ` +
+        `the store's access token (the --access-token of a self-hosted denokv, or a Deno ` +
+        `Deploy access token), or give --kv / CFGTOOL_KV a file path to use a local store`,
+      { cause: err },
+    );
+  }
+  // a port in the URL (127.0.0.1:401) must not pass for an HTTP status
+  const withoutUrls = message.replace(/https?:\/\/[^\s')]+/g, "");
+  if (/\b40[13]\b|unauthori[sz]ed|forbidden|access token/i.test(withoutUrls)) {
+    return new KvOpenError(
+      "kv_unavailable",
+      `Cannot open the KV Connect store ${shown}: it refused the access token in ` +
+        `DENO_KV_ACCESS_TOKEN; set the token the store was started with`,
+      { cause: err },
+    );
+  }
+  const failure = describeNetworkFailure(err, url);
+  return new KvOpenError(
+    "kv_unavailable",
+    `Cannot open the KV Connect store ${shown}: ${failure.text}. Check the URL given to ` +
+      `--kv / CFGTOOL_KV (a file path there uses a local store instead)`,
+    { cause: err, details: { reason: failure.kind } },
+  );
+}
+
+function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = "";
+    u.password = "";
+    return u.href.replace(/\/$/, "");
+  } catch {
+    return url;
   }
 }
 

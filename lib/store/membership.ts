@@ -6,7 +6,17 @@
  * @module
  */
 import { NotFoundError } from "../errors.ts";
-import { userKey } from "./keys.ts";
+import {
+  namespaceAdminByUserKey,
+  namespaceAdminByUserPrefix,
+  namespaceAdminKey,
+  namespaceAdminPrefix,
+  tenantAdminByUserKey,
+  tenantAdminByUserPrefix,
+  tenantAdminKey,
+  tenantAdminPrefix,
+  userKey,
+} from "./keys.ts";
 
 /** One admin membership. */
 export interface Membership {
@@ -104,4 +114,95 @@ export async function listMembers(
   const out: Membership[] = [];
   for await (const e of kv.list<Membership>({ prefix })) out.push(e.value);
   return out;
+}
+
+/** Where a user is an admin: a tenant, or one namespace of a tenant. */
+export interface UserMembership {
+  tenant: string;
+  /** The namespace, or null for a tenant-admin membership. */
+  namespace: string | null;
+}
+
+/**
+ * The admin memberships of one user, read from the by-user indexes:
+ * tenant memberships first, then namespace memberships, each in slug order.
+ *
+ * @param kv the store
+ * @param userId the user id
+ * @returns the memberships
+ *
+ * @example
+ * ```ts
+ * import { membershipsOfUser } from "./membership.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await kv.set(["tenant_admin_by_user", "usr_1", "acme"], true);
+ * await kv.set(["ns_admin_by_user", "usr_1", "acme", "web"], true);
+ * const m = await membershipsOfUser(kv, "usr_1");
+ * if (m.length !== 2 || m[1]!.namespace !== "web") throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function membershipsOfUser(
+  kv: Deno.Kv,
+  userId: string,
+): Promise<UserMembership[]> {
+  const out: UserMembership[] = [];
+  for await (const e of kv.list({ prefix: tenantAdminByUserPrefix(userId) })) {
+    out.push({ tenant: String(e.key[2]), namespace: null });
+  }
+  for await (const e of kv.list({ prefix: namespaceAdminByUserPrefix(userId) })) {
+    out.push({ tenant: String(e.key[2]), namespace: String(e.key[3]) });
+  }
+  return out;
+}
+
+/**
+ * The two keys that hold one membership of a user: the list entry and its
+ * by-user index entry (both are removed together).
+ *
+ * @param userId the user id
+ * @param m the membership
+ * @returns the keys
+ *
+ * @example
+ * ```ts
+ * import { membershipKeys } from "./membership.ts";
+ * const keys = membershipKeys("usr_1", { tenant: "acme", namespace: null });
+ * if (keys[0]![0] !== "tenant_admin" || keys[1]![0] !== "tenant_admin_by_user") throw new Error();
+ * ```
+ */
+export function membershipKeys(userId: string, m: UserMembership): [Deno.KvKey, Deno.KvKey] {
+  return m.namespace === null
+    ? [tenantAdminKey(m.tenant, userId), tenantAdminByUserKey(userId, m.tenant)]
+    : [
+      namespaceAdminKey(m.tenant, m.namespace, userId),
+      namespaceAdminByUserKey(userId, m.tenant, m.namespace),
+    ];
+}
+
+/**
+ * The ids of the users who are members of a tenant: its tenant admins and
+ * the admins of any of its namespaces, each id once, in id order.
+ *
+ * @param kv the store
+ * @param tenant the tenant slug
+ * @returns the user ids
+ *
+ * @example
+ * ```ts
+ * import { tenantMemberIds } from "./membership.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await kv.set(["tenant_admin", "acme", "usr_2"], {});
+ * await kv.set(["ns_admin", "acme", "web", "usr_1"], {});
+ * await kv.set(["ns_admin", "acme", "api", "usr_2"], {});
+ * if ((await tenantMemberIds(kv, "acme")).join() !== "usr_1,usr_2") throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function tenantMemberIds(kv: Deno.Kv, tenant: string): Promise<string[]> {
+  const ids = new Set<string>();
+  for (const prefix of [tenantAdminPrefix(tenant), namespaceAdminPrefix(tenant)]) {
+    for await (const e of kv.list({ prefix })) ids.add(String(e.key.at(-1)));
+  }
+  return [...ids].sort();
 }

@@ -19,6 +19,7 @@ import {
   tenantKey,
   versionPrefix,
 } from "./keys.ts";
+import { checkLength, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
 import { addMember, listMembers, type Membership, removeMember } from "./membership.ts";
 import { assertSlug } from "./slug.ts";
 import { revokeBoundTokens } from "./tokens.ts";
@@ -68,6 +69,7 @@ export async function createNamespace(
   },
 ): Promise<NamespaceRecord> {
   assertSlug("namespace", input.slug);
+  checkLength("description", input.description, MAX_DESCRIPTION_LENGTH);
   const now = input.now?.() ?? new Date();
   const record: NamespaceRecord = {
     tenant_slug: input.tenant,

@@ -1,5 +1,5 @@
 /**
- * Retention of closure reconstruction data (spec/events.md): per namespace,
+ * Retention of closure reconstruction data (docs/events.md): per namespace,
  * every version within the last `versions` versions OR created within the
  * last `days` days is kept (the larger of the two windows); older versions
  * are deleted. Versions only grow, so the pruned versions are always a

@@ -15,6 +15,7 @@ import {
   tenantKey,
   tenantPrefix,
 } from "./keys.ts";
+import { checkLength, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
 import { addMember, listMembers, type Membership, removeMember } from "./membership.ts";
 import { deleteNamespace, listNamespaces } from "./namespaces.ts";
 import { assertSlug } from "./slug.ts";
@@ -58,6 +59,7 @@ export async function createTenant(
   },
 ): Promise<TenantRecord> {
   assertSlug("tenant", input.slug);
+  checkLength("description", input.description, MAX_DESCRIPTION_LENGTH);
   const record: TenantRecord = {
     slug: input.slug,
     description: input.description ?? null,

@@ -1,6 +1,6 @@
 /**
- * Service-token records and their indexes (spec/credentials.md "Token
- * record"). This module stores and transitions records; who may do what is
+ * Service-token records and their indexes (the token record of
+ * docs/api.md, "Tokens"). This module stores and transitions records; who may do what is
  * decided in lib/auth/. Records live at `["token", id]`; the indexes
  * `token_by_digest`, `token_by_tenant`, `token_by_namespace` and
  * `token_by_name` hold only the id.
@@ -24,6 +24,7 @@ import {
   tokenKey,
   tokenPrefix,
 } from "./keys.ts";
+import { checkLength, checkOrigins, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
 import { type Page, pageLimit } from "./page.ts";
 
 /** The service-token types of schema 1.0. */
@@ -126,7 +127,8 @@ export function effectiveStatus(t: TokenRecord, now: Date): TokenStatus {
  * Adds the writes that insert a new token (record, digest, tenant,
  * namespace and name indexes) to an atomic operation, with checks that the
  * id, digest and name are free. The commit fails (`ok: false`) when the
- * name is taken.
+ * name is taken. Throws 400 `invalid_request` when the description or
+ * `allowed_origins` exceed the limits of lib/store/limits.ts.
  *
  * @param op the atomic operation
  * @param t the new record
@@ -146,6 +148,8 @@ export function insertTokenOps(
   t: TokenRecord,
   nameHolder: string | null = null,
 ): Deno.AtomicOperation {
+  checkLength("description", t.description, MAX_DESCRIPTION_LENGTH);
+  checkOrigins(t.allowed_origins);
   const nameKey = tokenByNameKey(t.tenant_slug, t.namespace_slug, t.name);
   op.check({ key: tokenKey(t.id), versionstamp: null })
     .check({ key: tokenByDigestKey(t.digest), versionstamp: null })

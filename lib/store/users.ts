@@ -1,12 +1,16 @@
 /**
  * Human users: `["user", id]` with ids `usr_<ulid>`, and the unique email
  * index `["user_by_email", email]` (emails compared in lower case). Login
- * flows (OIDC, email) create users through the same functions.
+ * flows (OIDC, email) create users through the same functions. Deleting a
+ * user also removes its admin memberships and ends its sessions, so no
+ * record points at a user that is gone.
  *
  * @module
  */
 import { ConflictError, NotFoundError, UsageError } from "../errors.ts";
-import { userByEmailKey, userKey } from "./keys.ts";
+import { sessionByDigestKey, sessionPrefix, userByEmailKey, userKey, userPrefix } from "./keys.ts";
+import { membershipKeys, membershipsOfUser, type UserMembership } from "./membership.ts";
+import { checkLength, MAX_EMAIL_LENGTH } from "./limits.ts";
 import { ulid } from "./ulid.ts";
 
 /** A human user. */
@@ -42,6 +46,7 @@ export async function createUser(
   input: { email: string; now?: () => Date },
 ): Promise<UserRecord> {
   const email = input.email.trim().toLowerCase();
+  checkLength("email", email, MAX_EMAIL_LENGTH);
   if (!EMAIL.test(email)) {
     throw new UsageError(`Cannot use ${JSON.stringify(input.email)} as email`);
   }
@@ -80,6 +85,7 @@ export async function findUser(
   kv: Deno.Kv,
   idOrEmail: string,
 ): Promise<UserRecord | null> {
+  if (idOrEmail.length > MAX_EMAIL_LENGTH) return null; // names no user, and is too long a key
   let id = idOrEmail;
   if (idOrEmail.includes("@")) {
     const idx = await kv.get<string>(
@@ -117,4 +123,118 @@ export async function getUser(
     throw new NotFoundError("user_not_found", `No user ${idOrEmail}`);
   }
   return user;
+}
+
+/**
+ * Every user, in email order.
+ *
+ * @param kv the store
+ * @returns the users
+ *
+ * @example
+ * ```ts
+ * import { createUser, listUsers } from "./users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createUser(kv, { email: "bo@example.com" });
+ * await createUser(kv, { email: "ana@example.com" });
+ * if ((await listUsers(kv)).map((u) => u.email).join() !== "ana@example.com,bo@example.com") {
+ *   throw new Error();
+ * }
+ * kv.close();
+ * ```
+ */
+export async function listUsers(kv: Deno.Kv): Promise<UserRecord[]> {
+  const out: UserRecord[] = [];
+  for await (const e of kv.list<UserRecord>({ prefix: userPrefix() })) out.push(e.value);
+  return out.sort((a, b) => a.email < b.email ? -1 : a.email > b.email ? 1 : 0);
+}
+
+/** What {@linkcode deleteUser} removed. */
+export interface DeletedUser {
+  user: UserRecord;
+  /** The admin memberships removed. */
+  memberships: UserMembership[];
+  /** Ids of the sessions ended. */
+  sessions: string[];
+}
+
+/** Mutations per atomic commit, well below Deno KV's limit of 1000. */
+const BATCH = 500;
+
+/**
+ * Deletes a user (by id or email) with its email index, every admin
+ * membership (tenant and namespace lists) and every session, so its
+ * session tokens are refused at once. Everything goes in one atomic commit,
+ * checked against the user record, unless the user holds hundreds of
+ * records: then the user goes first (which already locks it out: a session
+ * of a missing user is refused and a missing user cannot be made an admin)
+ * and the rest follows in batches. A membership or session added while the
+ * delete ran is swept once the user is gone. 404 `user_not_found`.
+ *
+ * @param kv the store
+ * @param idOrEmail `usr_…` or an email
+ * @returns the user and what was removed with it
+ *
+ * @example
+ * ```ts
+ * import { createUser, deleteUser, findUser } from "./users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const u = await createUser(kv, { email: "a@b.c" });
+ * await kv.set(["tenant_admin", "acme", u.id], { user_id: u.id });
+ * await kv.set(["tenant_admin_by_user", u.id, "acme"], true);
+ * const gone = await deleteUser(kv, "a@b.c");
+ * if (gone.memberships.length !== 1 || await findUser(kv, u.id) !== null) throw new Error();
+ * if ((await kv.get(["tenant_admin", "acme", u.id])).value !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function deleteUser(kv: Deno.Kv, idOrEmail: string): Promise<DeletedUser> {
+  while (true) {
+    const user = await getUser(kv, idOrEmail);
+    const entry = await kv.get<UserRecord>(userKey(user.id));
+    if (entry.value === null) continue; // deleted in between: getUser now says 404
+    const held = await recordsOf(kv, user.id);
+    const own = [userKey(user.id), userByEmailKey(user.email)];
+    const all = held.keys.length + own.length <= BATCH;
+    let op = kv.atomic().check(entry);
+    for (const k of all ? [...own, ...held.keys] : own) op = op.delete(k);
+    if (!(await op.commit()).ok) continue; // changed meanwhile: read again
+    if (!all) await deleteInBatches(kv, held.keys);
+    const late = await recordsOf(kv, user.id);
+    await deleteInBatches(kv, late.keys);
+    return {
+      user: entry.value,
+      memberships: [...held.memberships, ...late.memberships],
+      sessions: [...held.sessions, ...late.sessions],
+    };
+  }
+}
+
+/** The memberships and sessions of a user, and every key that holds them. */
+async function recordsOf(
+  kv: Deno.Kv,
+  userId: string,
+): Promise<{ memberships: UserMembership[]; sessions: string[]; keys: Deno.KvKey[] }> {
+  const memberships = await membershipsOfUser(kv, userId);
+  const keys: Deno.KvKey[] = memberships.flatMap((m) => membershipKeys(userId, m));
+  const sessions: string[] = [];
+  // Sessions are few and short-lived; a scan finds them without an index.
+  for await (
+    const e of kv.list<{ id: string; user_id: string; digest: string }>({
+      prefix: sessionPrefix(),
+    })
+  ) {
+    if (e.value.user_id !== userId) continue;
+    sessions.push(e.value.id);
+    keys.push(e.key, sessionByDigestKey(e.value.digest));
+  }
+  return { memberships, sessions, keys };
+}
+
+async function deleteInBatches(kv: Deno.Kv, keys: Deno.KvKey[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += BATCH) {
+    let op = kv.atomic();
+    for (const k of keys.slice(i, i + BATCH)) op = op.delete(k);
+    await op.commit();
+  }
 }

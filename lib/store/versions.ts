@@ -16,6 +16,7 @@ import { closureHash, compareUtf8 } from "../closure/hash.ts";
 import { NotFoundError, PreconditionFailedError } from "../errors.ts";
 import { getBlob, getBlobs, putBlob, putBlobs } from "./blobs.ts";
 import { headKey, versionKey, versionPrefix } from "./keys.ts";
+import { checkLength, checkManifestLimits, MAX_MESSAGE_LENGTH } from "./limits.ts";
 import { type Page, pageLimit } from "./page.ts";
 
 /** Settings of one environment, from `[namespace.environments.<env>]`. */
@@ -160,6 +161,8 @@ export async function getHead(
  * Content equal to the head's gives `changed: false` and the head. With
  * `ifMatch` set and different from the head, throws 412
  * `precondition_failed`; without it, a lost race retries on the new head.
+ * A message over {@linkcode MAX_MESSAGE_LENGTH} characters is a 400 and
+ * more environments than lib/store/limits.ts allows a 422, before any write.
  *
  * @param kv the store
  * @param input namespace, files, environments, author, message, ifMatch
@@ -180,6 +183,8 @@ export async function commitVersion(
   input: CommitInput,
 ): Promise<CommitResult> {
   const { tenant, namespace } = input;
+  checkLength("message", input.message, MAX_MESSAGE_LENGTH);
+  checkManifestLimits(input.environments);
   const hash = await closureHash(input.files);
   // The tree is written only once a new version is needed: an unchanged
   // push costs the hash and one read.

@@ -1,6 +1,6 @@
 /**
  * `--context <dotted.path>=<value>` arguments of `cfgtool resolve`, turned
- * into a nested context object (DESIGN §3):
+ * into a nested context object (docs/workspace.md, "resolve"):
  *
  * - `true` / `false` are booleans, `null` is null;
  * - integers and decimals (`42`, `-7`, `0.5`; JSON number syntax without an

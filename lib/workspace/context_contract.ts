@@ -1,7 +1,7 @@
 /**
  * The context contract, `schemas/context.schema.json`: a JSON Schema
  * generated from the attribute paths that qualifiers read
- * (spec/workspace.md, "Context contract").
+ * (docs/workspace.md, "Context contract").
  *
  * - The root is an object; every object level allows additional properties.
  * - Each dotted path becomes nested objects with a property at the leaf; the

@@ -1,12 +1,15 @@
 /**
  * Reads every file of a workspace directory into memory, once. Paths are
- * relative to the workspace root with `/` separators. Entries whose name
- * starts with `.` (`.git`, `.DS_Store`, editor files) are not part of the
- * workspace and are skipped; symbolic links and special files are reported.
+ * relative to the workspace root with `/` separators. Documentation and
+ * tooling beside the workspace (`*.md`, `LICENSE*`, and names starting with
+ * `.` such as `.git` or `.DS_Store`; see {@linkcode isIgnoredName}) are not
+ * part of the workspace and are skipped at every level; symbolic links and
+ * special files are reported.
  *
  * @module
  */
 import { NotFoundError, type Problem } from "../errors.ts";
+import { isIgnoredName } from "./layout.ts";
 
 /** The files of a workspace: relative path → exact bytes, in path order. */
 export type WorkspaceFiles = Map<string, Uint8Array>;
@@ -67,7 +70,7 @@ async function walk(root: string, rel: string, paths: string[], problems: Proble
   for await (const e of Deno.readDir(rel === "" ? root : `${root}/${rel}`)) entries.push(e);
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const e of entries) {
-    if (e.name.startsWith(".")) continue;
+    if (isIgnoredName(e.name)) continue;
     const path = rel === "" ? e.name : `${rel}/${e.name}`;
     if (e.isSymlink) {
       problems.push({ path, message: "symbolic links are not allowed in a workspace" });

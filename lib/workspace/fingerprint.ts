@@ -1,9 +1,11 @@
 /**
- * The workspace source fingerprint (DESIGN §3): the closure hash
- * (lib/closure/hash.ts) over every file of the workspace, paths relative to
- * the workspace root with `/` separators. The same files give the same
- * fingerprint on every machine; any changed byte, added, removed or renamed
- * file changes it. Files whose name starts with `.` are not workspace files.
+ * The workspace source fingerprint: the closure hash (lib/closure/hash.ts)
+ * over every file of the workspace, paths relative to the workspace root
+ * with `/` separators. The same files give the same fingerprint on every
+ * machine; any changed byte, added, removed or renamed workspace file
+ * changes it. Documentation beside the workspace (`*.md`, `LICENSE*`, names
+ * starting with `.`) is not part of it, so editing a README never changes
+ * the fingerprint.
  *
  * @module
  */

@@ -57,7 +57,7 @@ export interface InitResult {
  * @param options what to create
  * @returns the files written
  * @throws {UsageError} for a bad name or type, or no option
- * @throws {CfgtoolError} `file_exists` when a file to create exists
+ * @throws {CfgtoolError} `file_exists` when a file to create exists (`details.paths` lists them)
  * @throws {ProblemsError} for `context` when qualifier problems prevent generating the contract
  *
  * @example
@@ -129,7 +129,7 @@ export async function initWorkspace(dir: string, options: InitOptions): Promise<
       `${taken.join(", ")} already exist${
         taken.length === 1 ? "s" : ""
       }; init never overwrites files`,
-      { status: 409 },
+      { status: 409, details: { paths: taken } },
     );
   }
 
@@ -194,6 +194,7 @@ async function writeFile(dir: string, path: string, text: string, createNew: boo
     if (err instanceof Deno.errors.AlreadyExists) {
       throw new CfgtoolError("file_exists", `${path} already exists; init never overwrites files`, {
         status: 409,
+        details: { paths: [path] },
         cause: err,
       });
     }

@@ -1,6 +1,8 @@
 /**
- * The workspace layout of spec/workspace.md: which relative path holds which
- * kind of resource. Anything else is an unexpected file.
+ * The workspace layout (docs/workspace.md): which relative path holds which
+ * kind of resource, and which names are documentation beside the workspace
+ * (`*.md`, `LICENSE*`, dot-files and dot-directories) that the tool ignores.
+ * Anything else is an unexpected file.
  *
  * @module
  */
@@ -19,7 +21,32 @@ export type FileKind =
 /** The one-line description of the layout used in "unexpected file" problems. */
 export const LAYOUT_SUMMARY =
   "a workspace holds only variables/<name>.toml, catalogs/<name>.toml, " +
-  "catalogs/<catalog>-entries/<key>.toml, qualifiers/<name>.toml and schemas/<name>.schema.json";
+  "catalogs/<catalog>-entries/<key>.toml, qualifiers/<name>.toml and schemas/<name>.schema.json " +
+  "(documentation is ignored: *.md, LICENSE*, and names starting with .)";
+
+/**
+ * Whether a file or directory name is documentation or tooling beside the
+ * workspace rather than part of it: `*.md`, `LICENSE*`, and any name starting
+ * with `.` (`.git`, `.gitignore`, `.DS_Store`). Such entries are skipped at
+ * every level: lint does not check them and the source fingerprint leaves
+ * them out. Workspace names are lower-case and end in `.toml` or `.json`, so
+ * no workspace file is ever ignored.
+ *
+ * @param name one path segment (a file or directory name)
+ * @returns true when the entry is ignored
+ *
+ * @example
+ * ```ts
+ * import { isIgnoredName } from "./layout.ts";
+ * if (!isIgnoredName("README.md") || !isIgnoredName("LICENSE") || !isIgnoredName(".git")) {
+ *   throw new Error();
+ * }
+ * if (isIgnoredName("variables") || isIgnoredName("notes.txt")) throw new Error();
+ * ```
+ */
+export function isIgnoredName(name: string): boolean {
+  return name.startsWith(".") || name.endsWith(".md") || name.startsWith("LICENSE");
+}
 
 const ENTRIES_SUFFIX = "-entries";
 
@@ -35,7 +62,7 @@ const ENTRIES_SUFFIX = "-entries";
  * import { classifyPath } from "./layout.ts";
  * const k = classifyPath("catalogs/delivery-entries/default.toml");
  * if (k.kind !== "entry" || k.catalog !== "delivery" || k.name !== "default") throw new Error();
- * if (classifyPath("README.md").kind !== "unexpected") throw new Error();
+ * if (classifyPath("notes.txt").kind !== "unexpected") throw new Error();
  * ```
  */
 export function classifyPath(path: string): FileKind {

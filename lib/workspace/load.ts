@@ -10,6 +10,7 @@
 import type { Problem } from "../errors.ts";
 import { refName, validatePredicate } from "../conditions.ts";
 import { parseToml, type TomlTable } from "../toml.ts";
+import { didYouMean } from "../text/suggest.ts";
 import { FieldChecker, keyPath } from "./fields.ts";
 import { graphProblems } from "./graph.ts";
 import { classifyPath, type FileKind, LAYOUT_SUMMARY } from "./layout.ts";
@@ -135,7 +136,9 @@ export function loadModel(files: ReadonlyMap<string, Uint8Array>): LoadResult {
     }
   }
 
-  for (const c of model.catalogs.values()) checkCatalog(c, files, schemas, unparsed, problems);
+  for (const c of model.catalogs.values()) {
+    checkCatalog(c, model, files, schemas, unparsed, problems);
+  }
   for (const v of model.variables.values()) checkVariable(v, model, problems);
   problems.push(...graphProblems(model.qualifiers));
   return { model, problems };
@@ -202,16 +205,25 @@ function resolveRelative(dir: string, rel: string): string | undefined {
   return out.join("/");
 }
 
+function definedCatalogs(model: WorkspaceModel): string[] {
+  return [...model.catalogs.values()].filter((c) => c.defined).map((c) => c.name);
+}
+
 function checkCatalog(
   c: CatalogModel,
+  model: WorkspaceModel,
   files: ReadonlyMap<string, Uint8Array>,
   schemas: ReadonlyMap<string, EntryValidator | undefined>,
   unparsed: ReadonlySet<string>,
   problems: Problem[],
 ): void {
   if (!c.defined) {
+    const hint = didYouMean(c.name, definedCatalogs(model));
     for (const e of c.entries.values()) {
-      problems.push({ path: e.path, message: `no catalog "${c.name}" (${c.path} does not exist)` });
+      problems.push({
+        path: e.path,
+        message: `no catalog "${c.name}" (${c.path} does not exist)${hint}`,
+      });
     }
     return;
   }
@@ -282,18 +294,28 @@ function checkVariable(v: VariableModel, model: WorkspaceModel, problems: Proble
   const f = new FieldChecker(v.path);
   const catalog = v.catalog === undefined ? undefined : model.catalogs.get(v.catalog);
   if (v.catalog !== undefined && !catalog?.defined) {
-    f.add("type", `no catalog "${v.catalog}" (catalogs/${v.catalog}.toml does not exist)`);
+    f.add(
+      "type",
+      `no catalog "${v.catalog}" (catalogs/${v.catalog}.toml does not exist)` +
+        didYouMean(v.catalog, definedCatalogs(model)),
+    );
   }
   const entry = (key: string | undefined, at: string) => {
     if (catalog?.defined && key !== undefined && key !== "" && !catalog.entries.has(key)) {
-      f.add(at, `no entry "${key}" in catalog "${catalog.name}"`);
+      f.add(
+        at,
+        `no entry "${key}" in catalog "${catalog.name}"${didYouMean(key, catalog.entries.keys())}`,
+      );
     }
   };
   entry(v.defaultKey, "resolve.default");
   v.rules.forEach((r, i) => {
     const at = keyPath(keyPath("resolve", "rule"), i);
     if (r.qualifier !== "" && !model.qualifiers.has(r.qualifier)) {
-      f.add(keyPath(at, "qualifier"), `no qualifier "${r.qualifier}"`);
+      f.add(
+        keyPath(at, "qualifier"),
+        `no qualifier "${r.qualifier}"${didYouMean(r.qualifier, model.qualifiers.keys())}`,
+      );
     }
     entry(r.value, keyPath(at, "value"));
   });

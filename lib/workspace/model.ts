@@ -1,5 +1,5 @@
 /**
- * The in-memory model of a configuration workspace (spec/workspace.md):
+ * The in-memory model of a configuration workspace (docs/workspace.md):
  * variables, catalogs with their entries, and qualifiers, as read and checked
  * by {@linkcode loadModel}. Resolution and lint work from this model only;
  * nothing here touches the disk.

@@ -1,5 +1,5 @@
 /**
- * Resolution from memory (spec/workspace.md, "Resolution"): qualifiers are
+ * Resolution from memory (docs/workspace.md, "Resolution"): qualifiers are
  * compiled once into matchers; each call evaluates the variable's rules in
  * file order, computing a qualifier's truth at most once per call (memo), and
  * falls back to the `default` entry. A qualifier reached again while it is
@@ -10,6 +10,7 @@
  */
 import { compileAll, type Context, type Matcher } from "../conditions.ts";
 import { NotFoundError, UsageError } from "../errors.ts";
+import { didYouMean } from "../text/suggest.ts";
 import type { Resolution, WorkspaceModel } from "./model.ts";
 
 /** Resolves a variable against a context, synchronously. */
@@ -84,7 +85,10 @@ export function compileResolver(model: WorkspaceModel): Resolver {
   return function resolve(variable: string, context: Context): Resolution {
     const compiled = variables.get(variable);
     if (compiled === undefined) {
-      throw new NotFoundError("variable_not_found", `no variable "${variable}" in the workspace`);
+      throw new NotFoundError(
+        "variable_not_found",
+        `no variable "${variable}" in the workspace${didYouMean(variable, variables.keys())}`,
+      );
     }
     if (context === null || typeof context !== "object" || Array.isArray(context)) {
       throw new UsageError("the context must be a JSON object");

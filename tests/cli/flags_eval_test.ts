@@ -117,6 +117,22 @@ Deno.test("flags eval exits 1 for an unknown flag and 2 for usage errors", async
   assertEquals(nf.code, 1);
   assertEquals(nf.stdout, 'nope: null (ERROR, FLAG_NOT_FOUND: flag "nope" does not exist)\n');
   assertStringIncludes(nf.stderr, 'flag "nope" does not exist');
+  assert(!nf.stderr.includes("did you mean"), nf.stderr);
+
+  const typo = await cfgtool(
+    "flags",
+    "eval",
+    EXAMPLE,
+    "--env",
+    "production",
+    "--flag",
+    "new-chekout",
+  );
+  assertEquals(typo.code, 1);
+  assertEquals(
+    typo.stderr,
+    'error: flag "new-chekout" does not exist; did you mean "new-checkout"?\n',
+  );
 
   const env = await cfgtool("flags", "eval", EXAMPLE, "--env", "prod", "--all");
   assertEquals(env.code, 2);

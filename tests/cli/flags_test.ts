@@ -5,6 +5,8 @@ const EXAMPLE = new URL("../../examples/flags", import.meta.url).pathname;
 
 type Run = CliResult;
 
+const lines = (s: string) => s.split("\n").filter((l) => l !== "");
+
 function cfgtool(...args: string[]): Promise<Run> {
   return runCfgtool(args);
 }
@@ -60,7 +62,7 @@ enabled = false
     "flags/b.toml": "type = = 1\n",
     "segments/s.toml": 'schema_version = 1\nmatch = "most"\n',
   }, async (dir) => {
-    const r = await cfgtool("flags", "lint", dir);
+    const r = await runCfgtool(["flags", "lint", "."], { cwd: dir });
     assertEquals(r.stdout, "");
     const lines = r.stderr.trimEnd().split("\n");
     assert(/^flags\/b\.toml:1:\d+: invalid TOML: \S/.test(lines[3] ?? ""), lines[3]);
@@ -105,5 +107,103 @@ Deno.test("cfgtool flags lint --help documents output and exit status", async ()
   assertStringIncludes(r.stdout, "Exit status:");
   assertStringIncludes(r.stdout, "2  usage error");
   const group = await cfgtool("flags", "--help");
-  assertStringIncludes(group.stdout, "lint <dir>");
+  assertStringIncludes(group.stdout, "lint [options] <dir>");
+});
+
+/** A copy of examples/flags with `changes` applied (text replacements per file). */
+async function exampleWith(changes: Record<string, [string, string]>): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "cfgtool_flags_cli_" });
+  for (const sub of ["flags", "segments"]) {
+    await Deno.mkdir(`${dir}/${sub}`);
+    for await (const e of Deno.readDir(`${EXAMPLE}/${sub}`)) {
+      await Deno.copyFile(`${EXAMPLE}/${sub}/${e.name}`, `${dir}/${sub}/${e.name}`);
+    }
+  }
+  await Deno.copyFile(`${EXAMPLE}/namespace.toml`, `${dir}/namespace.toml`);
+  for (const [path, [from, to]] of Object.entries(changes)) {
+    const text = await Deno.readTextFile(`${dir}/${path}`);
+    assert(text.includes(from), `${path} lacks ${from}`);
+    await Deno.writeTextFile(`${dir}/${path}`, text.replace(from, to));
+  }
+  return dir;
+}
+
+const MISSPELT_SEGMENT = {
+  "flags/new-checkout.toml": ['segment = "eu-customers"', 'segment = "eu-customer"'],
+} as Record<string, [string, string]>;
+const MISSPELT_PROBLEM = 'rule[1].segment: unknown segment "eu-customer"; did you mean ' +
+  '"eu-customers"?';
+
+Deno.test("cfgtool flags lint suggests the nearest segment for an unknown one", async () => {
+  const dir = await exampleWith(MISSPELT_SEGMENT);
+  try {
+    const r = await runCfgtool(["flags", "lint", "."], { cwd: dir });
+    assertEquals(r.code, 1);
+    assertEquals(r.stderr, `flags/new-checkout.toml: ${MISSPELT_PROBLEM}\n1 problem found\n`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cfgtool flags lint prints problem paths relative to the current directory", async () => {
+  const dir = await exampleWith(MISSPELT_SEGMENT);
+  const parent = dir.slice(0, dir.lastIndexOf("/"));
+  const name = dir.slice(dir.lastIndexOf("/") + 1);
+  try {
+    const r = await runCfgtool(["flags", "lint", name], { cwd: parent });
+    assertEquals(r.code, 1);
+    assertEquals(lines(r.stderr)[0], `${name}/flags/new-checkout.toml: ${MISSPELT_PROBLEM}`);
+    const below = await runCfgtool(["flags", "lint", ".."], { cwd: `${dir}/segments` });
+    assertEquals(lines(below.stderr)[0], `../flags/new-checkout.toml: ${MISSPELT_PROBLEM}`);
+    const push = await runCfgtool(
+      ["push", name, "--tenant", "t", "--namespace", "n", "--server", "http://127.0.0.1:9"],
+      { cwd: parent, env: { CFGTOOL_TOKEN: "cft_unused" } },
+    );
+    assertEquals(push.code, 1);
+    assertEquals(lines(push.stderr)[0], `${name}/flags/new-checkout.toml: ${MISSPELT_PROBLEM}`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cfgtool flags lint --json prints ok, problems, summary, dir and counts", async () => {
+  const ok = await cfgtool("flags", "lint", EXAMPLE, "--json");
+  assertEquals(ok.code, 0);
+  assertEquals(ok.stderr, "");
+  assertEquals(JSON.parse(ok.stdout), {
+    ok: true,
+    problems: [],
+    summary: `${EXAMPLE}: ok (5 flags, 7 segments, 2 environments)`,
+    dir: EXAMPLE,
+    counts: { flags: 5, segments: 7, environments: 2 },
+  });
+  await withDir({
+    "namespace.toml": "schema_version = 1\n",
+    "flags/b.toml": 'schema_version = 1\ntype = "bool\n',
+    "notes.txt": "x",
+  }, async (dir) => {
+    const r = await runCfgtool(["flags", "lint", ".", "--json"], { cwd: dir });
+    assertEquals(r.code, 1);
+    assertEquals(r.stderr, "error: 2 problems found (listed in the JSON on stdout)\n");
+    assertEquals(JSON.parse(r.stdout), {
+      ok: false,
+      problems: [
+        {
+          path: "flags/b.toml",
+          line: 2,
+          column: 13,
+          message: 'invalid TOML: unterminated string: close it on the same line ("""…""" ' +
+            "strings may span lines)",
+        },
+        {
+          path: "notes.txt",
+          message: "unknown file: a manifest holds only namespace.toml, flags/<key>.toml and " +
+            "segments/<key>.toml",
+        },
+      ],
+      summary: "2 problems found",
+      dir: ".",
+      counts: null,
+    });
+  });
 });

@@ -107,7 +107,7 @@ Deno.test("cfgtool resolve: a missing --variable or an unknown flag exits 2", as
 
 Deno.test("cfgtool resolve on a broken workspace exits 1 with the problems", async () => {
   const dir = await exampleCopy({ [SCHEMA]: null });
-  const r = await cfgtool(["resolve", dir, "--variable", VARIABLE]);
+  const r = await cfgtool(["resolve", ".", "--variable", VARIABLE], dir);
   assertEquals(r.code, 1);
   assertEquals(r.stdout, "");
   assertEquals(lines(r.stderr), [
@@ -167,6 +167,26 @@ const KINDS: Record<string, { changes: Record<string, string | null>; expect: st
       `${V}: resolve.rule[1].value: no entry "fast" in catalog "notification-delivery-policy"`,
     ],
   },
+  "misspelt qualifier, catalog and entry names, with a suggestion": {
+    changes: {
+      [V]: variableText
+        .replace('qualifier = "security-alerts"', 'qualifier = "securty-alerts"')
+        .replace('value = "immediate-incident"', 'value = "immediate-incidnet"'),
+      "variables/other.toml": variableText.replace(
+        /^type = .*$/m,
+        'type = "catalog:notification-delivery-polcy"',
+      ),
+    },
+    expect: [
+      `${V}: resolve.rule[0].qualifier: no qualifier "securty-alerts"; did you mean ` +
+      '"security-alerts"?',
+      `${V}: resolve.rule[1].value: no entry "immediate-incidnet" in catalog ` +
+      '"notification-delivery-policy"; did you mean "immediate-incident"?',
+      'variables/other.toml: type: no catalog "notification-delivery-polcy" ' +
+      "(catalogs/notification-delivery-polcy.toml does not exist); did you mean " +
+      '"notification-delivery-policy"?',
+    ],
+  },
   "unknown qualifier": {
     changes: { [V]: variableText.replace('qualifier = "security-alerts"', 'qualifier = "sec"') },
     expect: [`${V}: resolve.rule[0].qualifier: no qualifier "sec"`],
@@ -222,7 +242,8 @@ const KINDS: Record<string, { changes: Record<string, string | null>; expect: st
       "qualifiers/incident-updates.toml": 'schema_version = 1\n[[predicate]]\nop = "eq\n',
     },
     expect: [
-      "qualifiers/incident-updates.toml:3:9: invalid TOML: control characters are not allowed in strings",
+      "qualifiers/incident-updates.toml:3:9: invalid TOML: unterminated string: close it on the " +
+      'same line ("""…""" strings may span lines)',
     ],
   },
   "missing schema file": {
@@ -256,7 +277,8 @@ const KINDS: Record<string, { changes: Record<string, string | null>; expect: st
     expect: [
       "qualifiers/extra/x.toml: unexpected file: a workspace holds only variables/<name>.toml, " +
       "catalogs/<name>.toml, catalogs/<catalog>-entries/<key>.toml, qualifiers/<name>.toml and " +
-      "schemas/<name>.schema.json",
+      "schemas/<name>.schema.json (documentation is ignored: *.md, LICENSE*, and names starting " +
+      "with .)",
     ],
   },
   "context contract type conflict": {
@@ -276,7 +298,7 @@ const KINDS: Record<string, { changes: Record<string, string | null>; expect: st
 for (const [kind, { changes, expect }] of Object.entries(KINDS)) {
   Deno.test(`cfgtool lint reports: ${kind}`, async () => {
     const dir = await exampleCopy(changes);
-    const r = await cfgtool(["lint", dir]);
+    const r = await cfgtool(["lint", "."], dir);
     assertEquals(r.code, 1);
     assertEquals(r.stdout, "");
     const n = expect.length;
@@ -291,7 +313,7 @@ Deno.test("cfgtool lint reports several problems at once, sorted by file", async
     ...KINDS["entry violates the catalog schema"]!.changes,
     ...KINDS["file in an unexpected place"]!.changes,
   });
-  const r = await cfgtool(["lint", dir]);
+  const r = await cfgtool(["lint", "."], dir);
   assertEquals(r.code, 1);
   assertEquals(lines(r.stderr), [
     ...KINDS["entry violates the catalog schema"]!.expect,
@@ -367,4 +389,187 @@ Deno.test("cfgtool --help documents the workspace commands with examples", async
     assertStringIncludes(r.stdout, "Examples:");
     assertStringIncludes(r.stdout, "Exit status:");
   }
+});
+
+Deno.test("cfgtool resolve suggests the nearest variable name for an unknown one", async () => {
+  const r = await cfgtool(["resolve", EXAMPLE_DIR, "--variable", "notification-delivery-polcy"]);
+  assertEquals(r.code, 1);
+  assertEquals(r.stdout, "");
+  assertEquals(
+    r.stderr,
+    'error: no variable "notification-delivery-polcy" in the workspace; did you mean ' +
+      '"notification-delivery-policy"?\n',
+  );
+});
+
+Deno.test("cfgtool lint prints problem paths relative to the current directory", async () => {
+  const dir = await exampleCopy({ [SCHEMA]: null });
+  const parent = dir.slice(0, dir.lastIndexOf("/"));
+  const name = dir.slice(dir.lastIndexOf("/") + 1);
+  const problem = `schema: schema file ${SCHEMA} does not exist; entries cannot be checked`;
+  const fromParent = await cfgtool(["lint", name], parent);
+  assertEquals(lines(fromParent.stderr), [`${name}/${CAT}: ${problem}`, "1 problem found"]);
+  const fromSibling = await cfgtool(["lint", dir], await Deno.makeTempDir());
+  assertEquals(lines(fromSibling.stderr)[0], `../${name}/${CAT}: ${problem}`);
+  const inside = await cfgtool(["lint", "."], dir);
+  assertEquals(lines(inside.stderr)[0], `${CAT}: ${problem}`);
+  const fromBelow = await cfgtool(["lint", ".."], `${dir}/variables`);
+  assertEquals(lines(fromBelow.stderr)[0], `../${CAT}: ${problem}`);
+  const resolve = await cfgtool(["resolve", name, "--variable", VARIABLE], parent);
+  assertEquals(lines(resolve.stderr)[0], `${name}/${CAT}: ${problem}`);
+});
+
+Deno.test("cfgtool lint --json prints ok, problems, summary, workspace and counts", async () => {
+  const ok = await cfgtool(["lint", EXAMPLE_DIR, "--json"]);
+  assertEquals(ok.code, 0);
+  assertEquals(ok.stderr, "");
+  assertEquals(lines(ok.stdout).length, 1);
+  assertEquals(JSON.parse(ok.stdout), {
+    ok: true,
+    problems: [],
+    summary: "ok: 1 variable, 1 catalog, 3 entries, 5 qualifiers",
+    workspace: EXAMPLE_DIR,
+    counts: { variables: 1, catalogs: 1, entries: 3, qualifiers: 5 },
+  });
+});
+
+Deno.test("cfgtool lint --json lists every problem with path, line, column, key; exit 1", async () => {
+  const dir = await exampleCopy({
+    ...KINDS["malformed TOML"]!.changes,
+    ...KINDS["default names no entry"]!.changes,
+  });
+  const r = await cfgtool(["lint", ".", "--json"], dir);
+  assertEquals(r.code, 1);
+  assertEquals(r.stderr, "error: 2 problems found (listed in the JSON on stdout)\n");
+  const out = JSON.parse(r.stdout);
+  assertEquals(out.ok, false);
+  assertEquals(out.summary, "2 problems found");
+  assertEquals(out.problems, [
+    {
+      path: "qualifiers/incident-updates.toml",
+      line: 3,
+      column: 9,
+      message: 'invalid TOML: unterminated string: close it on the same line ("""…""" strings ' +
+        "may span lines)",
+    },
+    {
+      path: V,
+      key: "resolve.default",
+      message: 'no entry "weekly" in catalog "notification-delivery-policy"',
+    },
+  ]);
+  for (const p of out.problems) {
+    assertEquals(Object.keys(p)[0], "path");
+    assertEquals(Object.keys(p).at(-1), "message");
+  }
+});
+
+Deno.test("cfgtool lint --json on a missing workspace exits 2 with nothing on stdout", async () => {
+  const r = await cfgtool(["lint", "/nonexistent/cfgtool-ws", "--json"]);
+  assertEquals(r.code, 2);
+  assertEquals(r.stdout, "");
+  assertStringIncludes(r.stderr, "does not exist");
+});
+
+Deno.test("cfgtool init --json lists the files written", async () => {
+  const cwd = await Deno.makeTempDir();
+  const r = await cfgtool(["init", "ws", "--catalog", "delivery", "--json"], cwd);
+  assertEquals(r.code, 0);
+  assertEquals(r.stderr, "");
+  assertEquals(JSON.parse(r.stdout), {
+    ok: true,
+    problems: [],
+    summary: "wrote 4 files, 0 unchanged",
+    workspace: "ws",
+    written: [
+      "catalogs/delivery.toml",
+      "schemas/delivery.schema.json",
+      "catalogs/delivery-entries/default.toml",
+      "schemas/context.schema.json",
+    ],
+    unchanged: [],
+    notes: [],
+  });
+});
+
+Deno.test("cfgtool init --json reports files that exist as problems, exit 1", async () => {
+  const cwd = await Deno.makeTempDir();
+  await cfgtool(["init", "ws", "--catalog", "delivery"], cwd);
+  const r = await cfgtool(["init", "ws", "--catalog", "delivery", "--json"], cwd);
+  assertEquals(r.code, 1);
+  const out = JSON.parse(r.stdout);
+  assertEquals(out.ok, false);
+  assertEquals(out.written, []);
+  assertEquals(out.problems, [
+    { path: "ws/catalogs/delivery.toml", message: "already exists; init never overwrites files" },
+    {
+      path: "ws/schemas/delivery.schema.json",
+      message: "already exists; init never overwrites files",
+    },
+    {
+      path: "ws/catalogs/delivery-entries/default.toml",
+      message: "already exists; init never overwrites files",
+    },
+  ]);
+  const usage = await cfgtool(["init", "ws", "--json"], cwd);
+  assertEquals(usage.code, 2);
+  assertEquals(usage.stdout, "");
+});
+
+Deno.test("cfgtool init --json --context reports qualifier problems with their paths", async () => {
+  const dir = await exampleCopy(KINDS["context contract type conflict"]!.changes);
+  const r = await cfgtool(["init", ".", "--context", "--json"], dir);
+  assertEquals(r.code, 1);
+  const out = JSON.parse(r.stdout);
+  assertEquals(out.problems.length, 1);
+  assertEquals(out.problems[0].path, "qualifiers/large-accounts.toml");
+  assertEquals(out.problems[0].key, "predicate[0].attribute");
+});
+
+Deno.test("cfgtool lint ignores README.md, LICENSE and dot-files; the fingerprint is unchanged", async () => {
+  const dir = await exampleCopy();
+  const args = ["resolve", dir, "--variable", VARIABLE, "--json"];
+  const before = JSON.parse((await cfgtool(args)).stdout).source_fingerprint;
+  await writeTree(dir, {
+    "README.md": "# Notification delivery\n\nReviewed by the messaging team.\n",
+    "LICENSE": "MIT\n",
+    "catalogs/README.md": "One entry per delivery mode.\n",
+    ".editorconfig": "root = true\n",
+  });
+  const lint = await cfgtool(["lint", dir]);
+  assertEquals(lint.code, 0);
+  assertEquals(lint.stderr, "");
+  assertEquals(lint.stdout, "ok: 1 variable, 1 catalog, 3 entries, 5 qualifiers\n");
+  const after = JSON.parse((await cfgtool(args)).stdout).source_fingerprint;
+  assertEquals(after, before);
+});
+
+Deno.test("cfgtool lint still refuses any other unexpected file and says what a workspace holds", async () => {
+  const dir = await exampleCopy({ "notes.txt": "todo\n", "README.md": "# ok\n" });
+  const r = await cfgtool(["lint", "."], dir);
+  assertEquals(r.code, 1);
+  assertEquals(lines(r.stderr), [
+    "notes.txt: unexpected file: a workspace holds only variables/<name>.toml, " +
+    "catalogs/<name>.toml, catalogs/<catalog>-entries/<key>.toml, qualifiers/<name>.toml and " +
+    "schemas/<name>.schema.json (documentation is ignored: *.md, LICENSE*, and names starting " +
+    "with .)",
+    "1 problem found",
+  ]);
+});
+
+Deno.test("each workspace command's --help describes its own exit status", async () => {
+  const help = async (cmd: string) => {
+    const r = await cfgtool([cmd, "--help"]);
+    assertEquals(r.code, 0);
+    return r.stdout.slice(r.stdout.indexOf("Exit status:")).replace(/\s+/g, " ");
+  };
+  const init = await help("init");
+  assertStringIncludes(init, "1 a file to create already exists");
+  assert(!init.includes("resolv"), init);
+  assert(!init.includes("lint problems"), init);
+  const lint = await help("lint");
+  assertStringIncludes(lint, "0 no problems; 1 problems found");
+  assert(!lint.includes("variable"), lint);
+  const resolve = await help("resolve");
+  assertStringIncludes(resolve, "1 unknown variable");
 });

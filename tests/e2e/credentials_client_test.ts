@@ -1,7 +1,7 @@
 /**
  * End-to-end: `namespace-client` tokens through the real server process
- * (spec/credentials.md "`namespace-client` tokens" rules 1 to 7, rule 6 of
- * the lifecycle, and audit `principal_type = client`).
+ * (docs/api.md "Tokens", docs/ofrep.md: public secret, bound triple,
+ * `public_evaluate`, CORS, issuance rules, and audit `principal_type = client`).
  *
  * The evaluation endpoints do not exist yet. The environment gate is checked
  * at every authentication (Authentication rule 2), so these tests probe it
@@ -247,7 +247,7 @@ Deno.test("e2e credentials: namespace-client tokens", async (t) => {
     );
 
     await t.step("rule 5: no CORS headers outside evaluation endpoints", async () => {
-      // CORS is for evaluation endpoints only (DESIGN.md §6): the token endpoints
+      // CORS is for evaluation endpoints only (docs/ofrep.md): the token endpoints
       // answer without Access-Control-Allow-Origin, even for an Origin in
       // allowed_origins, and a foreign Origin never gets one anywhere.
       for (const origin of ["https://shop.example.com", "https://evil.example.com"]) {

@@ -2,7 +2,7 @@
  * Shared helpers of the end-to-end credential tests (tests/e2e/credentials_*_test.ts
  * and tests/e2e/permissions_test.ts): users and sessions through the real
  * admin CLI, tenants, namespaces and manifests through the real API, token
- * minting, and assertions on the JSON error envelope of DESIGN.md §6.
+ * minting, and assertions on the JSON error envelope of docs/api.md.
  *
  * @module
  */

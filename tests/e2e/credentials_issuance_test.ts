@@ -1,7 +1,7 @@
 /**
  * End-to-end: issuance of service tokens through the real server process
- * (spec/credentials.md "Token format", "Issuance rules", rules 4 to 7 of
- * `namespace-client`, `POST /api/v1/tokens` body rules).
+ * (docs/api.md "Tokens", "Who may do what": token format, issuance rules,
+ * `namespace-client` binding rules, `POST /api/v1/tokens` body rules).
  */
 import { base58 } from "base";
 import { assert, assertEquals, assertMatch } from "../assert.ts";

@@ -1,6 +1,6 @@
 /**
  * End-to-end: the lifecycle of service tokens through the real server
- * process (spec/credentials.md "States and transitions", list, rotate,
+ * process (docs/api.md "Tokens": states and transitions, list, rotate,
  * revoke, expiry, deletion of the bound tenant or namespace, `last_used_at`).
  */
 import { assert, assertEquals, assertNotEquals } from "../assert.ts";

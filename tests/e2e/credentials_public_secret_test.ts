@@ -1,6 +1,6 @@
 /**
- * A namespace-client secret is public by design (spec/credentials.md,
- * namespace-client rule 1) and may not call any admin endpoint (rule 4):
+ * A namespace-client secret is public by design (docs/api.md, "Tokens")
+ * and may not call any admin endpoint:
  * holding it must not let anyone read the token record or revoke the token.
  * Also: error messages never echo request fields at any length.
  */

@@ -1,8 +1,8 @@
 /**
  * End-to-end: bearer authentication failures, the audit trail of token
  * lifecycle events, secrets never stored or shown after issuance, and bad
- * request bodies, through the real server process (spec/credentials.md
- * "Authentication", "Events", "Token format").
+ * request bodies, through the real server process (docs/api.md
+ * "Tokens" and "Audit").
  */
 import { base58 } from "base";
 import { assert, assertEquals, assertMatch } from "../assert.ts";

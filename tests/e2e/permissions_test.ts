@@ -1,9 +1,9 @@
 /**
  * End-to-end: who may call which namespace-scoped endpoint, through the real
  * server process: `{tenant}` (and namespace) in the path against the token
- * binding (spec/credentials.md "What the service does", Errors), the
+ * binding (docs/api.md "Who may do what"), the
  * permission summaries of the token types, and human roles read on every
- * request (spec/credentials.md "Human session tokens", DESIGN.md §7).
+ * request (docs/operations.md "Users and sessions").
  */
 import { assertEquals } from "../assert.ts";
 import { startInstallation } from "./installation.ts";
@@ -167,7 +167,7 @@ Deno.test("e2e permissions: bindings, token types and human roles", async (t) =>
           await inst.api("DELETE", `${ns("acme", "scratch")}/admins/${h.bo.id}`, acmeTenant.secret),
           200,
         );
-        // tenant-admin membership is for humans (DESIGN.md §6), and tokens never join it
+        // tenant-admin membership is for humans (docs/api.md), and tokens never join it
         assertError(
           await inst.api("POST", "/api/v1/tenants/acme/admins", acmeTenant.secret, {
             user_id: h.bo.id,

@@ -1,5 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
-import { runCli } from "./installation.ts";
+import { runCli, startInstallation } from "./installation.ts";
+import { readSse } from "../events/sse_client.ts";
+import { createNamespace, createTenant, pushManifest } from "./credentials_fixture.ts";
 import { startServer } from "./server_process.ts";
 
 Deno.test("cfgtool serve answers /healthz and /readyz on loopback and stops on SIGTERM", async () => {
@@ -7,7 +9,7 @@ Deno.test("cfgtool serve answers /healthz and /readyz on loopback and stops on S
   try {
     const health = await fetch(`${server.url}/healthz`);
     assertEquals(health.status, 200);
-    assertEquals(await health.json(), { status: "ok" });
+    assertEquals((await health.json()).status, "ok");
     assert(health.headers.get("x-request-id"));
     const ready = await fetch(`${server.url}/readyz`);
     assertEquals(ready.status, 200);
@@ -112,5 +114,65 @@ Deno.test("cfgtool admin rekey recovers a store whose key file was lost: old tok
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cfgtool serve on a busy port fails before it creates the KV file or token.key", async () => {
+  const dir = await Deno.makeTempDir();
+  const server = await startServer();
+  try {
+    const port = new URL(server.url).port;
+    const second = await runCli(["serve", "--port", port, "--kv", `${dir}/data/kv.sqlite3`]);
+    assertEquals(second.code, 1);
+    assertStringIncludes(second.stderr, "already in use");
+    const left = [];
+    for await (const e of Deno.readDir(dir)) left.push(e.name);
+    assertEquals(left, [], "nothing was created in the data directory");
+  } finally {
+    await server.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cfgtool serve logs one shutdown line naming the signal and the streams it closed", async () => {
+  const inst = await startInstallation();
+  try {
+    await createTenant(inst, "acme");
+    await createNamespace(inst, "acme", "web");
+    await pushManifest(inst, inst.admin, "acme", "web", { staging: true });
+    const ac = new AbortController();
+    const stream = readSse(
+      await fetch(`${inst.url}/api/v1/events?ns=acme/web:*`, {
+        headers: { authorization: `Bearer ${inst.admin}` },
+        signal: ac.signal,
+      }),
+      ac,
+    );
+    assertEquals(stream.response.status, 200);
+    await stream.next((r) => r.event === "version");
+    assertEquals(await inst.server.stop(), 0);
+    ac.abort();
+    const lines = inst.server.logs().trim().split("\n").map((l) => JSON.parse(l));
+    const shutdown = lines.filter((l) => l.msg === "shutting down");
+    assertEquals(shutdown.length, 1);
+    assertEquals(shutdown[0].signal, "SIGTERM");
+    assertEquals(shutdown[0].open_streams_closed, 1);
+  } finally {
+    await inst.close();
+  }
+});
+
+Deno.test("cfgtool serve logs its file descriptor limit at start", async () => {
+  const server = await startServer();
+  try {
+    const logs = await server.logsSettled();
+    const line = logs.trim().split("\n").map((l) => JSON.parse(l)).find((l) =>
+      l.msg === "file descriptor limit"
+    );
+    assert(line, logs);
+    assert(typeof line.soft === "number" && line.soft > 0);
+    assert(typeof line.max_connections === "number");
+  } finally {
+    await server.stop();
   }
 });

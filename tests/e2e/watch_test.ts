@@ -120,7 +120,10 @@ Deno.test("cfgtool watch mirrors verified closures atomically, writes status, su
 
     // kill the server; the agent keeps the mirror and reconnects to the restarted one
     await world.inst.server.kill();
-    await waitFor(() => watcher!.stderr().includes("refresh failed"), "the agent to notice");
+    await waitFor(
+      () => watcher!.stderr().includes("event stream interrupted: "),
+      "the agent to notice",
+    );
     restarted = await startServer({
       kv: world.inst.kvPath,
       args: ["--head-poll-ms", "20", "--port", new URL(world.inst.url).port],
@@ -135,8 +138,23 @@ Deno.test("cfgtool watch mirrors verified closures atomically, writes status, su
     assertEquals(st3.namespaces.web.last_error, null);
     assertEquals(st3.namespaces.web.stale, false);
 
+    await waitFor(
+      () => watcher!.stderr().includes("event stream reconnected"),
+      "the reconnect line",
+    );
     watcher.child.kill("SIGTERM");
     assertEquals(await watcher.exit, 0, watcher.stderr());
+    // the outage is told in plain words, never as a raw transport error
+    assertMatch(watcher.stderr(), /event stream interrupted: .+; reconnecting in \d+\.\d s\n/);
+    assertMatch(
+      watcher.stderr(),
+      /event stream unavailable: cannot reach http:\/\/127\.0\.0\.1:\d+: connection refused/,
+    );
+    for (
+      const raw of ["error reading a body", "fetch failed", "error sending request", "TypeError"]
+    ) {
+      assert(!watcher.stderr().includes(raw), `raw "${raw}" in:\n${watcher.stderr()}`);
+    }
     watcher = null;
     const lines = (await readText(`${dir}/web/flags/banner.toml`))!;
     assertStringIncludes(lines, '"three"');
@@ -166,12 +184,89 @@ Deno.test("cfgtool watch exits 1 on a fatal error (401) and 2 without --ns", asy
       "web:*",
     ]);
     assertEquals(await bad.exit, 1);
-    assertStringIncludes(bad.stderr(), "error:");
+    assertStringIncludes(bad.stderr(), `error: ${world.inst.url} rejected the credential`);
+    assertStringIncludes(bad.stderr(), "not shaped like a cfgtool token");
     const st = JSON.parse((await readText(`${dir}/.cfgtool-watch.json`))!);
     assertEquals(st.fatal.code, "unauthorized");
+    assertEquals(st.connected, false);
+    assertMatch(st.stopped_at, /^\d{4}-\d\d-\d\dT/);
     const usage = spawnWatch([dir, "--server", world.inst.url, "--token", world.token]);
     assertEquals(await usage.exit, 2);
     assertStringIncludes(usage.stderr(), "--ns");
+  } finally {
+    await world.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cfgtool watch stopped by SIGTERM leaves a status file that says disconnected, with the time", async () => {
+  const world = await startWorld();
+  const dir = await Deno.makeTempDir({ prefix: "cfgtool-watch-" });
+  const statusFile = `${dir}/.cfgtool-watch.json`;
+  let watcher: Watcher | null = null;
+  try {
+    await world.push({ "namespace.toml": NS_TOML, "flags/banner.toml": stringFlag("one") });
+    watcher = spawnWatch([
+      dir,
+      "--server",
+      world.inst.url,
+      "--token",
+      world.token,
+      "--ns",
+      "web:*",
+    ]);
+    const running = JSON.parse(
+      await waitForFile(
+        statusFile,
+        (t) => JSON.parse(t).connected === true && JSON.parse(t).namespaces.web.version === 1,
+        "a connected status",
+      ),
+    );
+    assertEquals(running.disconnected_at, null);
+    assertEquals(running.stopped_at, null);
+
+    watcher.child.kill("SIGTERM");
+    assertEquals(await watcher.exit, 0, watcher.stderr());
+    watcher = null;
+    const stopped = JSON.parse((await readText(statusFile))!);
+    assertEquals(stopped.connected, false);
+    assertMatch(stopped.disconnected_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assertEquals(stopped.stopped_at, stopped.disconnected_at);
+    assert(
+      Date.parse(stopped.disconnected_at) >= Date.parse(running.updated_at),
+      "the disconnection is after the last connected status",
+    );
+    assertEquals(stopped.namespaces.web.version, 1, "the mirror state is kept");
+  } finally {
+    if (watcher !== null) {
+      watcher.child.kill("SIGKILL");
+      await watcher.exit;
+    }
+    await world.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cfgtool watch with an unknown token names the server and the token's public prefix only", async () => {
+  const world = await startWorld();
+  const dir = await Deno.makeTempDir({ prefix: "cfgtool-watch-" });
+  try {
+    await world.push({ "namespace.toml": NS_TOML });
+    // a well-formed token this server never issued
+    const unknown = `svc_read_${"Z".repeat(43)}`;
+    const bad = spawnWatch([dir, "--server", world.inst.url, "--token", unknown, "--ns", "web:*"]);
+    assertEquals(await bad.exit, 1);
+    const stderr = bad.stderr();
+    assertStringIncludes(
+      stderr,
+      `error: ${world.inst.url} rejected the credential svc_read_ZZZZZ…: Unknown credential`,
+    );
+    assert(!stderr.includes(unknown), "the secret is never printed");
+    assertStringIncludes(stderr, "admin rekey");
+    assertStringIncludes(stderr, "CFGTOOL_KV");
+    const st = JSON.parse((await readText(`${dir}/.cfgtool-watch.json`))!);
+    assert(!JSON.stringify(st).includes(unknown), "nor written to the status file");
+    assertStringIncludes(st.fatal.message, "svc_read_ZZZZZ…");
   } finally {
     await world.close();
     await Deno.remove(dir, { recursive: true });

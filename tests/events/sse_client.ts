@@ -3,7 +3,7 @@
  * eventsource-parser. Records events and comments with arrival times, and
  * keeps a local copy of every namespace's closure by applying inline deltas
  * and downloading snapshots, with the client integrity checks of
- * spec/events.md.
+ * docs/events.md.
  *
  * @module
  */

@@ -553,3 +553,145 @@ Deno.test("evaluation is deterministic and returns a declared variation or the e
     { numRuns: 1000 },
   );
 });
+
+/** A chain of `n` segments: s0 refers to s1, …, the last one reads `user.beta`. */
+function chainSegments(n: number): Manifest["segments"] {
+  const segments: Manifest["segments"] = {};
+  for (let i = 0; i < n; i++) {
+    segments[`s${i}`] = {
+      key: `s${i}`,
+      description: "",
+      match: "all",
+      predicates: i < n - 1
+        ? [{ attribute: `segment.s${i + 1}`, op: "eq", value: true }]
+        : [{ attribute: "user.beta", op: "eq", value: true }],
+    };
+  }
+  return segments;
+}
+
+const CHAIN_FLAG = BOOL + `[[rule]]\nsegment = "s0"\nvariation = "on"\n`;
+
+Deno.test("evaluateFlag() and evaluateAll() follow a chain of 32 segments, the limit", () => {
+  const files: Record<string, string> = { "flags/f.toml": CHAIN_FLAG };
+  for (let i = 0; i < 31; i++) {
+    files[`segments/s${i}.toml`] = seg("all", [`segment.s${i + 1}`, "eq", "true"]);
+  }
+  files["segments/s31.toml"] = seg("all", ["user.beta", "eq", "true"]);
+  const m = compile(files);
+  assertEquals(evaluateFlag(m, "production", "f", { user: { beta: true } }).value, true);
+  assertEquals(evaluateFlag(m, "production", "f", { user: { beta: false } }).value, false);
+  assertEquals(evaluateAll(m, "production", { user: { beta: true } }).f!.value, true);
+});
+
+Deno.test("a hand-built model with a 20,000-deep segment chain evaluates without overflow", () => {
+  // Validation refuses such a chain; the compiled model still must not throw on it.
+  const manifest: Manifest = {
+    namespace: { description: "", environments: { production: { public_evaluate: false } } },
+    flags: parseManifest(
+      new Map([["namespace.toml", enc.encode(NS)], ["flags/f.toml", enc.encode(CHAIN_FLAG)], [
+        "segments/s0.toml",
+        enc.encode(seg("all", ["x", "eq", "1"])),
+      ]]),
+    ).flags,
+    segments: chainSegments(20_000),
+  };
+  const m = compileManifest(manifest, 1);
+  assertEquals(evaluateFlag(m, "production", "f", { user: { beta: true } }).value, true);
+  assertEquals(evaluateFlag(m, "production", "f", {}).value, false);
+  assertEquals(evaluateAll(m, "production", { user: { beta: true } }).f!.value, true);
+});
+
+Deno.test("compileManifest() finds a cycle at the end of a 20,000-deep hand-built chain", () => {
+  const segments = chainSegments(20_000);
+  segments.s19999!.predicates = [{ attribute: "segment.s19998", op: "eq", value: true }];
+  const manifest: Manifest = {
+    namespace: { description: "", environments: {} },
+    flags: {},
+    segments,
+  };
+  assertThrows(
+    () => compileManifest(manifest, 1),
+    TypeError,
+    "segment reference cycle s19998 -> s19999 -> s19998",
+  );
+});
+
+Deno.test("evaluateFlag() answers a hostile matches pattern on a long value", () => {
+  const m = compile({
+    "segments/hostile.toml": seg("all", ["name", "matches", '"^(a+)+$"']),
+    "flags/f.toml": BOOL + `[[rule]]\nsegment = "hostile"\nvariation = "on"\n`,
+  });
+  assertEquals(evaluateFlag(m, "production", "f", { name: "a".repeat(5000) + "b" }).value, false);
+  assertEquals(evaluateFlag(m, "production", "f", { name: "a".repeat(5000) }).value, true);
+});
+
+Deno.test("the compiled model never throws, whatever JSON context it is given", async () => {
+  const examples = compileManifest(
+    parseManifest(await readManifestDir(new URL("../../examples/flags", import.meta.url).pathname)),
+    1,
+  );
+  const chainFiles: Record<string, string> = {
+    "flags/f.toml": CHAIN_FLAG,
+    "flags/g.toml": BOOL +
+      `[[rule]]\nsegment = "s5"\nrollout = [{variation = "on", weight = 50}, ` +
+      `{variation = "off", weight = 50}]\nbucket_by = "user.id"\n`,
+  };
+  for (let i = 0; i < 31; i++) {
+    chainFiles[`segments/s${i}.toml`] = seg(i % 2 === 0 ? "all" : "any", [
+      `segment.s${i + 1}`,
+      "eq",
+      i % 3 === 0 ? "false" : "true",
+    ], ["user.name", "matches", '"^(a+)+$"']);
+  }
+  chainFiles["segments/s31.toml"] = seg("any", ["user.beta", "eq", "true"], [
+    "app.version",
+    "semver_gt",
+    '"1.2.3"',
+  ]);
+  const models = [examples, compile({ ...SEGMENTS, "flags/f.toml": BOOL }), compile(chainFiles)];
+  const text = fc.string({ unit: "binary", maxLength: 64 });
+  const leaf = fc.oneof(
+    text,
+    fc.constantFrom("a".repeat(300) + "b", "1.2.4", "2.0.0-rc.1", "@example.com", "MSIE 6"),
+    fc.double(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+  );
+  const key = fc.constantFrom(
+    "user",
+    "account",
+    "app",
+    "name",
+    "beta",
+    "version",
+    "email",
+    "id",
+    "targeting_key",
+    "user_agent",
+    "__proto__",
+    "constructor",
+    "a.b",
+  );
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: "small" }, leaf, tie("array"), tie("object")),
+    array: fc.array(tie("value"), { maxLength: 4 }),
+    object: fc.dictionary(fc.oneof(key, text), tie("value"), { maxKeys: 5 }),
+  }));
+  const context = fc.oneof(json.object, fc.jsonValue()) as fc.Arbitrary<unknown>;
+  fc.assert(
+    fc.property(context, fc.constantFrom(0, 1, 2), (ctx, which) => {
+      const m = models[which]!;
+      const c = ctx as Record<string, unknown>;
+      for (const env of m.environments) {
+        const all = evaluateAll(m, env, c);
+        for (const k of m.flagKeys) {
+          const r = evaluateFlag(m, env, k, c);
+          assertEquals(r, all[k]);
+        }
+      }
+    }),
+    { numRuns: 500 },
+  );
+});

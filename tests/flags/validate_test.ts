@@ -1,5 +1,6 @@
 import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { formatProblem, type Problem, ProblemsError } from "../../lib/errors.ts";
+import { MAX_ENVIRONMENTS, MAX_SEGMENT_DEPTH } from "../../lib/flags/model.ts";
 import { parseManifest, validateManifest } from "../../lib/flags/validate.ts";
 
 const enc = new TextEncoder();
@@ -700,6 +701,24 @@ value = false
   );
 });
 
+Deno.test("validateManifest() suggests the nearest segment for a misspelt one", () => {
+  assertEquals(
+    lint({
+      "flags/a.toml": FLAG + '[[rule]]\nsegment = "eu-customer"\nvariation = "on"\n',
+      "segments/eu-customers.toml": SEGMENT,
+      "segments/b.toml": SEGMENT.replace(
+        "[[predicate]]",
+        '[[predicate]]\nattribute = "segment.eu-custmers"\nop = "eq"\nvalue = true\n[[predicate]]',
+      ),
+    }),
+    [
+      'flags/a.toml: rule[0].segment: unknown segment "eu-customer"; did you mean "eu-customers"?',
+      'segments/b.toml: predicate[0].attribute: unknown segment "eu-custmers"; did you mean ' +
+      '"eu-customers"?',
+    ],
+  );
+});
+
 function refSegment(...targets: string[]): string {
   return 'schema_version = 1\nmatch = "any"\n' +
     targets.map((t) => `[[predicate]]\nattribute = "segment.${t}"\nop = "eq"\nvalue = true\n`)
@@ -749,6 +768,41 @@ Deno.test("validateManifest() survives a long segment reference chain", () => {
     ),
   );
   assert(lines[0]!.endsWith(" -> s4999 -> s0"));
+});
+
+function chain(n: number): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < n - 1; i++) files[`segments/s${i}.toml`] = refSegment(`s${i + 1}`);
+  files[`segments/s${n - 1}.toml`] = SEGMENT;
+  return files;
+}
+
+Deno.test("validateManifest() refuses a 5,000-deep segment chain, naming the chain once", () => {
+  assertEquals(lint(chain(5000)), [
+    "segments/s0.toml: predicate[0].attribute: segment references nest 5000 deep " +
+    "(s0 -> s1 -> s2 -> s3 -> … (4995 more) -> s4999); the limit is 32 segments in a chain",
+  ]);
+});
+
+Deno.test("validateManifest() accepts segment chains of up to 32 segments", () => {
+  assertEquals(MAX_SEGMENT_DEPTH, 32);
+  assertEquals(lint(chain(32)), []);
+  assertEquals(lint(chain(33)), [
+    "segments/s0.toml: predicate[0].attribute: segment references nest 33 deep " +
+    "(s0 -> s1 -> s2 -> s3 -> … (28 more) -> s32); the limit is 32 segments in a chain",
+  ]);
+});
+
+Deno.test("validateManifest() reports each over-deep chain at the segment that starts it", () => {
+  const files = chain(40);
+  files["segments/top.toml"] = refSegment("short", "s5");
+  files["segments/short.toml"] = SEGMENT;
+  assertEquals(lint(files), [
+    "segments/s0.toml: predicate[0].attribute: segment references nest 40 deep " +
+    "(s0 -> s1 -> s2 -> s3 -> … (35 more) -> s39); the limit is 32 segments in a chain",
+    "segments/top.toml: predicate[1].attribute: segment references nest 36 deep " +
+    "(top -> s5 -> s6 -> s7 -> … (31 more) -> s39); the limit is 32 segments in a chain",
+  ]);
 });
 
 // --- all at once, order ------------------------------------------------------
@@ -808,4 +862,16 @@ Deno.test("parseManifest() throws ProblemsError with every problem", () => {
   );
   assertEquals(err.problems.length, 3);
   assertEquals(err.code, "invalid_manifest");
+});
+
+Deno.test("validateManifest() refuses more environments than the limit, and accepts the limit", () => {
+  const ns = (count: number) =>
+    "schema_version = 1\n" +
+    Array.from({ length: count }, (_, i) => `[namespace.environments.env-${i}]\n`).join("");
+  assertEquals(lint({ "namespace.toml": ns(MAX_ENVIRONMENTS) }), []);
+  assertEquals(lint({ "namespace.toml": ns(MAX_ENVIRONMENTS + 1) }), [
+    `namespace.toml: namespace.environments: declares ${
+      MAX_ENVIRONMENTS + 1
+    } environments; the limit is ${MAX_ENVIRONMENTS}`,
+  ]);
 });

@@ -1,6 +1,6 @@
 /**
- * Every outcome the spec lists for the worked example
- * (spec/workspace.md, "Worked example shape").
+ * Every outcome of the worked example (examples/notification-workspace, the
+ * README's tour and docs/workspace.md).
  */
 import { assert, assertEquals } from "../assert.ts";
 import { openWorkspace } from "../../lib/workspace/open.ts";

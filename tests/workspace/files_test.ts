@@ -24,6 +24,26 @@ Deno.test("readWorkspaceFiles() skips dot files and dot directories", async () =
   assertEquals([...files.keys()], ["a"]);
 });
 
+Deno.test("readWorkspaceFiles() skips *.md and LICENSE* at every level, and nothing else", async () => {
+  const dir = await Deno.makeTempDir();
+  await writeTree(dir, {
+    "README.md": "# config\n",
+    "LICENSE": "MIT\n",
+    "LICENSES/MIT.txt": "MIT\n",
+    "catalogs/README.md": "entries\n",
+    "notes.txt": "",
+    "variables/v.toml": "",
+    "variables/license-check.toml": "",
+  });
+  const { files, problems } = await readWorkspaceFiles(dir);
+  assertEquals([...files.keys()], [
+    "notes.txt",
+    "variables/license-check.toml",
+    "variables/v.toml",
+  ]);
+  assertEquals(problems, []);
+});
+
 Deno.test("readWorkspaceFiles() reports symbolic links without following them", async () => {
   const dir = await Deno.makeTempDir();
   await writeTree(dir, { "variables/a.toml": "" });

@@ -22,6 +22,21 @@ Deno.test("workspaceFingerprint() does not depend on the directory's location or
   assertEquals(await workspaceFingerprint(a), await workspaceFingerprint(EXAMPLE_DIR));
 });
 
+Deno.test("workspaceFingerprint() leaves out README.md, LICENSE and other documentation", async () => {
+  const dir = await exampleCopy();
+  const before = await workspaceFingerprint(dir);
+  await writeTree(dir, {
+    "README.md": "# Notification config\n",
+    "LICENSE.txt": "MIT\n",
+    "qualifiers/NOTES.md": "why these qualifiers\n",
+    ".github/CODEOWNERS": "* @ops\n",
+  });
+  assertEquals(await workspaceFingerprint(dir), before);
+  assertEquals((await openWorkspace(dir)).sourceFingerprint(), before);
+  await writeTree(dir, { "variables/extra.toml": "schema_version = 1\n" });
+  assertNotEquals(await workspaceFingerprint(dir), before);
+});
+
 const pathArb = fc.array(fc.stringMatching(/^[a-z0-9_-]{1,8}$/), { minLength: 1, maxLength: 3 })
   .map((segs) => segs.join("/"));
 

@@ -1,5 +1,5 @@
 import { assertEquals } from "../assert.ts";
-import { graphProblems } from "../../lib/workspace/graph.ts";
+import { graphProblems, MAX_QUALIFIER_DEPTH } from "../../lib/workspace/graph.ts";
 import type { QualifierModel } from "../../lib/workspace/model.ts";
 
 function graph(edges: Record<string, string[]>): Map<string, QualifierModel> {
@@ -27,6 +27,16 @@ Deno.test("graphProblems() reports dangling references", () => {
   ]);
 });
 
+Deno.test("graphProblems() suggests the nearest qualifier for a misspelt reference", () => {
+  assertEquals(
+    messages({ "active-incidents": ["enterprise-acounts"], "enterprise-accounts": [] }),
+    [
+      "qualifiers/active-incidents.toml: predicate[0].attribute: no qualifier " +
+      '"enterprise-acounts"; did you mean "enterprise-accounts"?',
+    ],
+  );
+});
+
 Deno.test("graphProblems() reports self references and longer cycles once", () => {
   assertEquals(messages({ a: ["a"] }), [
     "qualifiers/a.toml: predicate[0].attribute: qualifier cycle: a -> a",
@@ -38,4 +48,32 @@ Deno.test("graphProblems() reports self references and longer cycles once", () =
 
 Deno.test("graphProblems() reports two independent cycles", () => {
   assertEquals(messages({ a: ["b"], b: ["a"], c: ["d"], d: ["c"] }).length, 2);
+});
+
+/** A chain of `n` qualifiers q0 → q1 → … → q(n-1). */
+function chain(n: number): Record<string, string[]> {
+  const edges: Record<string, string[]> = {};
+  for (let i = 0; i < n; i++) edges[`q${i}`] = i < n - 1 ? [`q${i + 1}`] : [];
+  return edges;
+}
+
+Deno.test("graphProblems() refuses a 5,000-deep qualifier chain once, naming it", () => {
+  assertEquals(messages(chain(5000)), [
+    "qualifiers/q0.toml: predicate[0].attribute: qualifier references nest 5000 deep " +
+    "(q0 -> q1 -> q2 -> q3 -> … (4995 more) -> q4999); the limit is 32 qualifiers in a chain",
+  ]);
+});
+
+Deno.test("graphProblems() accepts a qualifier chain of 32, the limit", () => {
+  assertEquals(MAX_QUALIFIER_DEPTH, 32);
+  assertEquals(messages(chain(32)), []);
+  assertEquals(messages(chain(33)).length, 1);
+});
+
+Deno.test("graphProblems() finds a cycle closing a 20,000-long qualifier chain", () => {
+  const edges = chain(20_000);
+  edges.q19999 = ["q19998"];
+  assertEquals(messages(edges), [
+    "qualifiers/q19999.toml: predicate[0].attribute: qualifier cycle: q19998 -> q19999 -> q19998",
+  ]);
 });

@@ -1,5 +1,5 @@
 import { assertEquals } from "../assert.ts";
-import { classifyPath, entriesDir } from "../../lib/workspace/layout.ts";
+import { classifyPath, entriesDir, isIgnoredName } from "../../lib/workspace/layout.ts";
 
 Deno.test("classifyPath() recognises every resource of the layout", () => {
   assertEquals(classifyPath("variables/v.toml"), { kind: "variable", name: "v" });
@@ -41,4 +41,15 @@ Deno.test("classifyPath() calls everything else unexpected", () => {
 
 Deno.test("entriesDir() names the entry directory of a catalog", () => {
   assertEquals(entriesDir("c"), "catalogs/c-entries");
+});
+
+Deno.test("isIgnoredName() ignores documentation and dot entries, never a workspace name", () => {
+  for (const n of ["README.md", "CHANGES.md", "LICENSE", "LICENSE.txt", "LICENSES", ".git", ".x"]) {
+    assertEquals(isIgnoredName(n), true, n);
+  }
+  for (
+    const n of ["variables", "catalogs", "license.toml", "readme.txt", "x.md.toml", "notes.txt"]
+  ) {
+    assertEquals(isIgnoredName(n), false, n);
+  }
 });

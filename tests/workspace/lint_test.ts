@@ -24,7 +24,7 @@ Deno.test("lintWorkspace() reports a missing or stale context contract", async (
 
 Deno.test("lintWorkspace() reports every problem at once in a stable order", async () => {
   const dir = await exampleCopy({
-    "README.md": "x",
+    "NOTES.txt": "x",
     "variables/notification-delivery-policy.toml": 'schema_version = 1\ntype = "catalog:x"\n',
     "catalogs/notification-delivery-policy-entries/default.toml": 'delivery = "later"\n',
     "qualifiers/incident-updates.toml": "schema_version = 1\n[[predicate]]\nattribute = 1\n",
@@ -33,7 +33,7 @@ Deno.test("lintWorkspace() reports every problem at once in a stable order", asy
   const second = (await lintWorkspace(dir)).problems.map(formatProblem);
   assertEquals(first, second);
   assertEquals(first.map((l) => l.split(":")[0]), [
-    "README.md",
+    "NOTES.txt",
     "catalogs/notification-delivery-policy-entries/default.toml",
     "catalogs/notification-delivery-policy-entries/default.toml",
     "catalogs/notification-delivery-policy-entries/default.toml",

@@ -126,9 +126,9 @@ Deno.test("loadModel() reports a missing, invalid JSON or invalid schema file", 
 });
 
 Deno.test("loadModel() reports files in unexpected places and bad names", async () => {
-  const out = await lines({ "README.md": "hi", "qualifiers/Upper.toml": q(pred("a", "eq", "1")) });
+  const out = await lines({ "NOTES.txt": "hi", "qualifiers/Upper.toml": q(pred("a", "eq", "1")) });
   assertEquals(out.length, 2);
-  assert(out[0]!.startsWith("README.md: unexpected file: a workspace holds only"), out[0]);
+  assert(out[0]!.startsWith("NOTES.txt: unexpected file: a workspace holds only"), out[0]);
   assert(
     out[1]!.startsWith('qualifiers/Upper.toml: "Upper" is not a valid qualifier name'),
     out[1],

@@ -35,11 +35,11 @@ Deno.test("openWorkspace() throws workspace_not_found for a missing directory", 
 Deno.test("openWorkspace() throws ProblemsError with every blocking problem", async () => {
   const dir = await exampleCopy({
     "variables/notification-delivery-policy.toml": "schema_version = 2\n",
-    "README.md": "x",
+    "NOTES.txt": "x",
   });
   const e = await assertRejects(() => openWorkspace(dir), ProblemsError);
   assertEquals(e.problems.map((p) => p.path), [
-    "README.md",
+    "NOTES.txt",
     "variables/notification-delivery-policy.toml",
     "variables/notification-delivery-policy.toml",
     "variables/notification-delivery-policy.toml",

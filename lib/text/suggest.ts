@@ -1,0 +1,70 @@
+/**
+ * "Did you mean …?" for names a user mistyped: the one known name nearest to
+ * an unknown one by edit distance (Levenshtein, from `fastest-levenshtein`),
+ * when it is near enough to be a plausible typo. Every unknown-name message
+ * (segments, qualifiers, catalogs, entries, variables, flags) uses this
+ * module, so they all suggest alike.
+ *
+ * @module
+ */
+import { distance } from "fastest-levenshtein";
+
+/**
+ * The known name nearest to `name`, or undefined when none is close. A name
+ * is close when at most about a third of its characters differ (at least
+ * one edit is always allowed, at most 4), and never when every character
+ * would change (`x` is not a typo of `a`): `eu-customer` → `eu-customers`,
+ * `securty-alerts` → `security-alerts`, but `sec` → nothing. Ties go to the
+ * name that sorts first, so the answer does not depend on the order given.
+ * Comparison ignores case; `name` itself is never suggested.
+ *
+ * @param name the unknown name, as written
+ * @param known the names that exist
+ * @returns the suggestion, or undefined
+ *
+ * @example
+ * ```ts
+ * import { closestName } from "./suggest.ts";
+ * if (closestName("eu-customer", ["beta-testers", "eu-customers"]) !== "eu-customers") {
+ *   throw new Error();
+ * }
+ * if (closestName("sec", ["security-alerts"]) !== undefined) throw new Error();
+ * ```
+ */
+export function closestName(name: string, known: Iterable<string>): string | undefined {
+  const limit = Math.min(4, Math.max(1, Math.floor(name.length / 3)));
+  const lower = name.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    if (candidate === name) continue;
+    const d = distance(lower, candidate.toLowerCase());
+    if (d > limit || d >= Math.min(name.length, candidate.length)) continue;
+    if (d < bestDistance || (d === bestDistance && best !== undefined && candidate < best)) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/**
+ * The `; did you mean "<name>"?` tail of an unknown-name message, or the
+ * empty string when no known name is close (see {@linkcode closestName}).
+ *
+ * @param name the unknown name, as written
+ * @param known the names that exist
+ * @returns `; did you mean "x"?` or `""`
+ *
+ * @example
+ * ```ts
+ * import { didYouMean } from "./suggest.ts";
+ * const message = `unknown segment "eu-customer"${didYouMean("eu-customer", ["eu-customers"])}`;
+ * if (message !== 'unknown segment "eu-customer"; did you mean "eu-customers"?') throw new Error();
+ * if (didYouMean("zzz", ["eu-customers"]) !== "") throw new Error();
+ * ```
+ */
+export function didYouMean(name: string, known: Iterable<string>): string {
+  const s = closestName(name, known);
+  return s === undefined ? "" : `; did you mean ${JSON.stringify(s)}?`;
+}

@@ -1,0 +1,157 @@
+/**
+ * `cfgtool admin user list|delete` and `cfgtool admin session list|revoke`
+ * through the real CLI, on the KV file of a running `cfgtool serve`: what
+ * they print, and that the server refuses a revoked or deleted user's
+ * session at once.
+ */
+import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
+import { runCli, startInstallation } from "../e2e/installation.ts";
+import {
+  addNamespaceAdmin,
+  addTenantAdmin,
+  assertError,
+  assertStatus,
+  createHuman,
+  createNamespace,
+  createTenant,
+} from "../e2e/credentials_fixture.ts";
+
+const lastLine = (s: string) => s.trim().split("\n").at(-1)!.trim();
+
+Deno.test("cfgtool admin user and session management on a real installation", async (t) => {
+  const inst = await startInstallation();
+  const kv = ["--kv", inst.kvPath];
+  try {
+    await createTenant(inst, "acme");
+    await createNamespace(inst, "acme", "web");
+    const ana = await createHuman(inst, "ana@acme.test");
+    const bo = await createHuman(inst, "bo@acme.test");
+    await addTenantAdmin(inst, "acme", ana.id);
+    await addNamespaceAdmin(inst, "acme", "web", ana.id);
+    const second = await runCli(["admin", "session", "create", ...kv, "--user", ana.email]);
+    assertEquals(second.code, 0, second.stderr);
+    const anaSecond = lastLine(second.stdout);
+
+    await t.step("admin user list shows every user with what it administers", async () => {
+      const r = await runCli(["admin", "user", "list", ...kv]);
+      assertEquals(r.code, 0, r.stderr);
+      const lines = r.stdout.trim().split("\n");
+      assertEquals(lines[0]!.split(/\s{2,}/), ["ID", "EMAIL", "CREATED", "ADMIN OF"]);
+      assertEquals(lines.length, 3);
+      assertStringIncludes(lines[1]!, `${ana.id}  ana@acme.test`);
+      assert(lines[1]!.endsWith("acme, acme/web"), lines[1]);
+      assert(lines[2]!.startsWith(bo.id) && lines[2]!.endsWith("-"), lines[2]);
+      const json = JSON.parse((await runCli(["admin", "user", "list", ...kv, "--json"])).stdout);
+      assertEquals(json.map((u: { email: string }) => u.email), ["ana@acme.test", "bo@acme.test"]);
+      assertEquals(json[0].memberships, [
+        { tenant: "acme", namespace: null },
+        { tenant: "acme", namespace: "web" },
+      ]);
+    });
+
+    let anaSessionIds: string[] = [];
+    await t.step("admin session list shows sessions but never a secret or digest", async () => {
+      const r = await runCli(["admin", "session", "list", ...kv]);
+      assertEquals(r.code, 0, r.stderr);
+      const lines = r.stdout.trim().split("\n");
+      assertEquals(lines[0]!.split(/\s{2,}/), [
+        "ID",
+        "USER",
+        "EMAIL",
+        "PREFIX",
+        "CREATED",
+        "EXPIRES",
+      ]);
+      assertEquals(lines.length, 4, r.stdout);
+      const json = JSON.parse(
+        (await runCli(["admin", "session", "list", ...kv, "--user", ana.email, "--json"])).stdout,
+      );
+      assertEquals(json.length, 2);
+      for (const s of json) {
+        assertEquals(Object.keys(s).sort(), [
+          "created_at",
+          "expires_at",
+          "id",
+          "prefix",
+          "user_id",
+        ]);
+        assertEquals(s.user_id, ana.id);
+      }
+      anaSessionIds = json.map((s: { id: string }) => s.id);
+      for (const secret of [ana.session, anaSecond, bo.session]) {
+        assert(!r.stdout.includes(secret) && !r.stderr.includes(secret), "a secret was printed");
+        assert(!JSON.stringify(json).includes(secret), "a secret was printed");
+      }
+      assert(!/[0-9a-f]{64}/.test(r.stdout + JSON.stringify(json)), "a digest was printed");
+    });
+
+    await t.step(
+      "admin session revoke ends that session at once; others keep working",
+      async () => {
+        const first = await runCli(["admin", "session", "list", ...kv, "--user", ana.id, "--json"]);
+        const ids = JSON.parse(first.stdout).map((s: { id: string; prefix: string }) => s);
+        const target = ids.find((s: { prefix: string }) => ana.session.startsWith(s.prefix));
+        assert(target !== undefined);
+        const r = await runCli(["admin", "session", "revoke", target.id, ...kv]);
+        assertEquals(r.code, 0, r.stderr);
+        assertStringIncludes(r.stdout, `revoked session ${target.id} of ${ana.id}`);
+        assertError(
+          await inst.api("GET", "/api/v1/tenants/acme", ana.session),
+          401,
+          "unauthorized",
+        );
+        assertStatus(await inst.api("GET", "/api/v1/tenants/acme", anaSecond), 200);
+        const again = await runCli(["admin", "session", "revoke", target.id, ...kv]);
+        assertEquals(again.code, 1);
+        assertStringIncludes(again.stderr, `No session ${target.id}`);
+      },
+    );
+
+    await t.step(
+      "admin user delete without --yes and without a terminal deletes nothing (exit 2)",
+      async () => {
+        const r = await runCli(["admin", "user", "delete", ana.email, ...kv]);
+        assertEquals(r.code, 2);
+        assertStringIncludes(r.stderr, "pass --yes");
+        assertStatus(await inst.api("GET", "/api/v1/tenants/acme", anaSecond), 200);
+      },
+    );
+
+    await t.step(
+      "admin user delete --yes removes the user, its memberships and sessions",
+      async () => {
+        const r = await runCli(["admin", "user", "delete", ana.id, ...kv, "--yes"]);
+        assertEquals(r.code, 0, r.stderr);
+        assertStringIncludes(r.stdout, `deleted user ana@acme.test (${ana.id})`);
+        assertStringIncludes(r.stdout, "removed 2 admin membership(s), ended 1 session(s)");
+        assertError(await inst.api("GET", "/api/v1/tenants/acme", anaSecond), 401, "unauthorized");
+        const admins = await inst.api("GET", "/api/v1/tenants/acme/admins", inst.admin);
+        assertEquals(admins.body.admins, []);
+        const nsAdmins = await inst.api(
+          "GET",
+          "/api/v1/tenants/acme/namespaces/web/admins",
+          inst.admin,
+        );
+        assertEquals(nsAdmins.body.admins, []);
+        const users = JSON.parse((await runCli(["admin", "user", "list", ...kv, "--json"])).stdout);
+        assertEquals(users.map((u: { id: string }) => u.id), [bo.id]);
+        const sessions = JSON.parse(
+          (await runCli(["admin", "session", "list", ...kv, "--json"])).stdout,
+        );
+        assertEquals(sessions.map((s: { user_id: string }) => s.user_id), [bo.id]);
+        assert(!anaSessionIds.some((id) => JSON.stringify(sessions).includes(id)));
+        const gone = await runCli(["admin", "user", "delete", ana.id, ...kv, "--yes"]);
+        assertEquals(gone.code, 1);
+        assertStringIncludes(gone.stderr, `No user ${ana.id}`);
+      },
+    );
+
+    await t.step("admin user and session commands refuse --kv :memory:", async () => {
+      const r = await runCli(["admin", "session", "list", "--kv", ":memory:"]);
+      assertEquals(r.code, 2);
+      assertStringIncludes(r.stderr, "name the server's KV file");
+    });
+  } finally {
+    await inst.close();
+  }
+});

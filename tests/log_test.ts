@@ -1,0 +1,35 @@
+import { assert, assertEquals } from "./assert.ts";
+import { createLogger, redactSecrets } from "../lib/log.ts";
+import { generateToken } from "../lib/auth/token_format.ts";
+
+Deno.test("redactSecrets removes service and session tokens anywhere, plain or percent-encoded", () => {
+  for (
+    const type of ["namespace-read", "namespace-client", "tenant-admin", "superadmin"] as const
+  ) {
+    const token = generateToken(type);
+    const word = token.split("_")[1]!;
+    assertEquals(redactSecrets(`/a/${token}/b`), `/a/svc_${word}_[redacted]/b`);
+    const encoded = token.replaceAll("_", "%5F");
+    assert(!redactSecrets(`/a/${encoded}`).includes(token.split("_")[2]!));
+  }
+  assertEquals(redactSecrets("/x?q=ses_4Hq8ZyXb7nQ2mK9"), "/x?q=ses_[redacted]");
+});
+
+Deno.test("redactSecrets removes credential-named query values and leaves other text alone", () => {
+  assertEquals(
+    redactSecrets("/closure?token=abc.def&v=2&api_key=k1#frag"),
+    "/closure?token=[redacted]&v=2&api_key=[redacted]#frag",
+  );
+  assertEquals(redactSecrets("/api/v1/tenants/acme/namespaces"), "/api/v1/tenants/acme/namespaces");
+  assertEquals(redactSecrets("svc_read_abc"), "svc_read_abc", "a short display prefix stays");
+});
+
+Deno.test("createLogger redacts a token passed in any field", () => {
+  const lines: string[] = [];
+  const log = createLogger("info", (l) => lines.push(l));
+  const token = generateToken("namespace-write");
+  log("info", "request", { path: `/api/v1/tokens/${token}`, note: token });
+  assertEquals(lines.length, 1);
+  assert(!lines[0]!.includes(token));
+  assertEquals(JSON.parse(lines[0]!).path, "/api/v1/tokens/svc_write_[redacted]");
+});
