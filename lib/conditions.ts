@@ -12,7 +12,7 @@
  * @module
  */
 import semver from "semver";
-import { compilePattern, type LinearRegex } from "./linear_regex.ts";
+import { compilePattern } from "./linear_regex.ts";
 
 /** Every operator, in documentation order. */
 export const OPERATORS = [
@@ -70,14 +70,28 @@ export interface PredicateProblem {
 const PREDICATE_KEYS = new Set(["attribute", "op", "value"]);
 const ATTRIBUTE_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
+/** Options of {@linkcode validatePredicate}. */
+export interface PredicateOptions {
+  /**
+   * Accept a `matches` pattern that the linear-time engine refuses (not RE2
+   * syntax, too long, too complex) as a predicate that never holds, with a
+   * warning instead of a problem. For loading data that an earlier release
+   * stored; what is written new is always checked strictly.
+   */
+  lenientPatterns?: boolean;
+}
+
 /**
  * Validates a raw predicate table (as parsed from TOML) and returns the typed
  * predicate, or the list of problems. A reference attribute
- * (`<refPrefix>.<name>`) takes only `op = "eq"` with a boolean value.
+ * (`<refPrefix>.<name>`) takes only `op = "eq"` with a boolean value. With
+ * `lenientPatterns`, a `matches` pattern the engine refuses gives the
+ * predicate plus a warning (the compiled predicate never holds).
  *
  * @param raw the parsed table
  * @param refPrefix `qualifier` or `segment`
- * @returns `{predicate}` when valid, else `{problems}` (key paths relative to the table)
+ * @param options `lenientPatterns`
+ * @returns `{predicate, warnings}` when valid, else `{problems}` (key paths relative to the table)
  *
  * @example
  * ```ts
@@ -86,12 +100,18 @@ const ATTRIBUTE_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
  * if (!("predicate" in ok)) throw new Error();
  * const bad = validatePredicate({ attribute: "a", op: "lt", value: "x" }, "qualifier");
  * if (!("problems" in bad)) throw new Error();
+ * const js = { attribute: "a", op: "matches", value: "(?=a)" };
+ * if (!("problems" in validatePredicate(js, "segment"))) throw new Error();
+ * const kept = validatePredicate(js, "segment", { lenientPatterns: true });
+ * if (!("predicate" in kept) || kept.warnings.length !== 1) throw new Error();
  * ```
  */
 export function validatePredicate(
   raw: unknown,
   refPrefix: string,
-): { predicate: Predicate } | { problems: PredicateProblem[] } {
+  options: PredicateOptions = {},
+): { predicate: Predicate; warnings: PredicateProblem[] } | { problems: PredicateProblem[] } {
+  const warnings: PredicateProblem[] = [];
   const problems: PredicateProblem[] = [];
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     return { problems: [{ key: "", message: "a predicate must be a table" }] };
@@ -135,11 +155,14 @@ export function validatePredicate(
     }
   } else {
     const msg = checkValue(op as Operator, value);
-    if (msg) problems.push({ key: "value", message: msg });
+    if (msg && op === "matches" && typeof value === "string" && options.lenientPatterns) {
+      warnings.push({ key: "value", message: `${msg}; this predicate never holds` });
+    } else if (msg) problems.push({ key: "value", message: msg });
   }
   if (problems.length > 0) return { problems };
   return {
     predicate: { attribute: attribute as string, op: op as Operator, value: value as Scalar },
+    warnings,
   };
 }
 
@@ -204,7 +227,9 @@ export function lookup(ctx: Context, path: string): unknown {
 
 /**
  * Compiles one validated predicate into a matcher. Regexes and semver values
- * are prepared once here, not at every evaluation.
+ * are prepared once here, not at every evaluation. A `matches` pattern the
+ * linear-time engine refuses (accepted only by lenient validation) compiles
+ * to a predicate that never holds, so a matcher never throws.
  *
  * @example
  * ```ts
@@ -360,7 +385,11 @@ function compileTest(op: Operator, value: Scalar | Scalar[]): (v: unknown) => bo
       return (v) =>
         typeof v === "string" ? v.includes(value as string) : Array.isArray(v) && v.includes(value);
     case "matches": {
-      const re = regexOf(value as string);
+      const compiled = compilePattern(value as string);
+      // A pattern the engine refuses reaches here only from a stored
+      // manifest loaded leniently: it never holds.
+      if ("problem" in compiled) return () => false;
+      const re = compiled.regex;
       return (v) => typeof v === "string" && re.test(v);
     }
     case "exists":
@@ -372,15 +401,6 @@ function compileTest(op: Operator, value: Scalar | Scalar[]): (v: unknown) => bo
     case "semver_gt":
       return semverTest(value as string, (c) => c > 0);
   }
-}
-
-/** The compiled pattern of a validated `matches` predicate (linear time, cached). */
-function regexOf(source: string): LinearRegex {
-  const compiled = compilePattern(source);
-  if ("problem" in compiled) {
-    throw new TypeError(`Cannot compile predicate: ${compiled.problem}`);
-  }
-  return compiled.regex;
 }
 
 function semverTest(target: string, ok: (cmp: number) => boolean): (v: unknown) => boolean {

@@ -40,9 +40,13 @@ export function createLogger(
   };
 }
 
-/** Service tokens (`svc_<type>_…`) and session tokens (`ses_…`), `_` also percent-encoded. */
+/**
+ * Service tokens (`svc_<type>_…`) and session tokens (`ses_…`), `_` also
+ * percent-encoded: at a word start with 6 or more payload characters, or glued
+ * to other text (`abc_svc_admin_…`) with 20 or more (a real payload has 32–44).
+ */
 const TOKEN_SHAPE =
-  /\b(svc(?:_|%5[fF])[a-z]{1,10}(?:_|%5[fF])|ses(?:_|%5[fF]))[1-9A-HJ-NP-Za-km-z]{6,}/g;
+  /\b(svc(?:_|%5[fF])[a-z]{1,10}(?:_|%5[fF])|ses(?:_|%5[fF]))[1-9A-HJ-NP-Za-km-z]{6,}|(svc(?:_|%5[fF])[a-z]{1,10}(?:_|%5[fF])|ses(?:_|%5[fF]))[1-9A-HJ-NP-Za-km-z]{20,}/g;
 /** Query parameters whose values are credentials. */
 const SECRET_PARAM =
   /([?&](?:[a-z_]*token|secret|password|passwd|api_?key|key|signature|sig|auth(?:orization)?)=)[^&#"\s\\]+/gi;
@@ -60,7 +64,9 @@ const SECRET_PARAM =
  */
 export function redactSecrets(text: string): string {
   if (!text.includes("svc") && !text.includes("ses") && !text.includes("=")) return text;
-  return text.replace(TOKEN_SHAPE, "$1[redacted]").replace(SECRET_PARAM, "$1[redacted]");
+  return text
+    .replace(TOKEN_SHAPE, (_m, atWord?: string, glued?: string) => `${atWord ?? glued}[redacted]`)
+    .replace(SECRET_PARAM, "$1[redacted]");
 }
 
 /** A logger that drops everything (library use, tests). */

@@ -33,3 +33,14 @@ Deno.test("createLogger redacts a token passed in any field", () => {
   assert(!lines[0]!.includes(token));
   assertEquals(JSON.parse(lines[0]!).path, "/api/v1/tokens/svc_write_[redacted]");
 });
+
+Deno.test("redactSecrets removes a token glued to other text: after a letter, digit or underscore", () => {
+  const token = generateToken("superadmin");
+  const payload = token.split("_")[2]!;
+  for (const glued of [`/x/abc_${token}`, `/x/9${token}`, `/x/A${token}/y`]) {
+    const out = redactSecrets(glued);
+    assert(!out.includes(payload), out);
+    assert(out.includes("svc_admin_[redacted]"), out);
+  }
+  assertEquals(redactSecrets("classes_abcdefgh"), "classes_abcdefgh", "ordinary words stay");
+});

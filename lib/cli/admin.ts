@@ -88,7 +88,7 @@ export function registerAdminCommands(program: Command): void {
     .option("--kv <location>", KV_HELP)
     .option(
       "--token-key-file <file>",
-      "where to write the new key (default: token.key beside the KV)",
+      "where to write the new key (default: $CFGTOOL_TOKEN_KEY_FILE, else token.key beside the KV)",
     )
     .option("--yes", "confirm: every token and session of the installation stops working")
     .option("--json", "print {path, previous, revoked, sessions} as JSON")

@@ -5,8 +5,8 @@
  * replaces the target in one rename, so the target never holds half a
  * manifest (when the working directory is inside the target, its three
  * manifest entries are swapped instead, one rename each). Entries that are not manifest files (dotfiles such as `.git`,
- * and with `--force` anything else) are moved over and kept; stale manifest
- * files are dropped. Without `--force`, a non-empty directory that is not a
+ * and with `--force` anything else) are moved over and kept; manifest files
+ * the pulled version does not have are dropped and listed in the output. Without `--force`, a non-empty directory that is not a
  * manifest directory is refused.
  *
  * @module
@@ -43,8 +43,8 @@ export function registerPullCommand(program: Command): void {
     .option("--version <n>", "download this version (default: the current one)")
     .option(
       "--force",
-      "also write into a directory holding other files (they are kept; stale manifest " +
-        "files are removed)",
+      "also write into a directory holding other files (they are kept; manifest files " +
+        "that the pulled version does not have are removed, and listed)",
     )
     .option("--json", "print {version, closure_hash, dir, files} as JSON")
     .addHelpText(
@@ -87,14 +87,24 @@ export function registerPullCommand(program: Command): void {
           `asked for version ${version}, got version ${archive.version}; nothing was written`,
         );
       }
+      const removed = await staleFiles(dir, files);
       await replaceDir(dir, files);
-      const result = { version: archive.version, closure_hash: hash, dir, files: files.size };
+      const result = {
+        version: archive.version,
+        closure_hash: hash,
+        dir,
+        files: files.size,
+        removed,
+      };
       if (opts.json) return mod.printJson(result);
       console.log(
         `pulled version ${archive.version ?? "?"} (${hash}) into ${dir}: ${files.size} file${
           files.size === 1 ? "" : "s"
         }`,
       );
+      for (const path of removed) {
+        console.log(`removed ${path} (not in version ${archive.version ?? "?"})`);
+      }
     });
 }
 
@@ -184,6 +194,34 @@ async function replaceDir(dir: string, files: ReadonlyMap<string, Uint8Array>): 
     await Deno.remove(tmp, { recursive: true });
   }
   await Deno.remove(old, { recursive: true }).catch(() => {});
+}
+
+/**
+ * Manifest files in `dir` (relative paths) that the pulled version does not
+ * have: the pull removes them, and says so.
+ */
+async function staleFiles(dir: string, files: ReadonlyMap<string, Uint8Array>): Promise<string[]> {
+  const [{ join }, { parseManifestPath }] = await Promise.all([
+    import("node:path"),
+    import("../flags/model.ts"),
+  ]);
+  const present: string[] = [];
+  try {
+    if ((await Deno.stat(join(dir, "namespace.toml"))).isFile) present.push("namespace.toml");
+  } catch {
+    // absent
+  }
+  for (const sub of ["flags", "segments"]) {
+    try {
+      for await (const e of Deno.readDir(join(dir, sub))) {
+        const rel = `${sub}/${e.name}`;
+        if (e.isFile && parseManifestPath(rel) !== undefined) present.push(rel);
+      }
+    } catch {
+      // absent
+    }
+  }
+  return present.filter((p) => !files.has(p)).sort();
 }
 
 /**

@@ -75,8 +75,8 @@ export function registerServeCommand(program: Command): void {
     )
     .option(
       "--token-key-file <path>",
-      "HMAC key that digests service tokens (default: token.key beside the KV file, " +
-        "created with mode 0600 when absent; required with a KV Connect URL)",
+      "HMAC key that digests service tokens (default: $CFGTOOL_TOKEN_KEY_FILE, else token.key " +
+        "beside the KV file, created with mode 0600 when absent; required with a KV Connect URL)",
       Deno.env.get("CFGTOOL_TOKEN_KEY_FILE"),
     );
   cmd.option(

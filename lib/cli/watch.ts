@@ -80,6 +80,10 @@ export function registerWatchCommand(program: Command): void {
           );
         }
       }
+      const info = await Deno.stat(dir).catch(() => null);
+      if (info !== null && !info.isDirectory) {
+        throw new UsageError(`${dir} exists and is not a directory: give watch a mirror directory`);
+      }
       const { WatchAgent } = await import("../client/watch_agent.ts");
       const agent = new WatchAgent({
         dir,

@@ -26,14 +26,14 @@ const SESSION_TOKEN = /^ses_[1-9A-HJ-NP-Za-km-z]{32,44}$/;
  * ```ts
  * import { credentialLabel } from "./_credential.ts";
  * const token = "svc_read_" + "A".repeat(43);
- * if (credentialLabel(token) !== "svc_read_AAAAA…") throw new Error(credentialLabel(token));
+ * if (credentialLabel(token) !== "token svc_read_AAAAA…") throw new Error(credentialLabel(token));
  * if (credentialLabel("hunter2").includes("hunter2")) throw new Error();
  * ```
  */
 export function credentialLabel(token: string): string {
-  if (SERVICE_TOKEN.test(token)) return `${token.slice(0, PUBLIC_PREFIX_LENGTH)}…`;
-  if (SESSION_TOKEN.test(token)) return "a session token (ses_…)";
-  return `a ${token.length}-character string that is not shaped like a cfgtool token ` +
+  if (SERVICE_TOKEN.test(token)) return `token ${token.slice(0, PUBLIC_PREFIX_LENGTH)}…`;
+  if (SESSION_TOKEN.test(token)) return `session ${token.slice(0, PUBLIC_PREFIX_LENGTH)}…`;
+  return `credential of ${token.length} characters, not shaped like a cfgtool token ` +
     `(svc_<type>_<payload> or ses_<payload>)`;
 }
 
@@ -66,7 +66,7 @@ export function unauthorizedError(
 ): UnauthorizedError {
   const credential = credentialLabel(token);
   return new UnauthorizedError(
-    `${server} rejected the credential ${credential}: ${reason}`,
+    `${server} rejected the ${credential}: ${reason}`,
     { details: { ...details, server, credential, reason } },
   );
 }

@@ -157,6 +157,11 @@ async function errorFrom(res: Response, method: string, path: string): Promise<C
   const hasEnvelope = typeof env.code === "string" && typeof env.message === "string";
   let code = hasEnvelope ? env.code as string : STATUS_CODES[status] ?? "http_error";
   let message = hasEnvelope ? env.message as string : `${method} /api/v1${path}: HTTP ${status}`;
+  if (!hasEnvelope && !(res.headers.get("server") ?? "").startsWith("cfgtool/")) {
+    // every answer of a cfgtool service carries an error envelope and `Server: cfgtool/…`
+    message += ` from ${res.headers.get("server") ?? "a server"} that does not answer like ` +
+      "cfgtool serve: is --server (CFGTOOL_SERVER) the address of the cfgtool service?";
+  }
   if (status >= 300 && status < 400) {
     code = "unexpected_redirect";
     message = `the service redirected ${method} /api/v1${path} to ${

@@ -502,7 +502,10 @@ export class ClosureState {
   ): ClosureState {
     let manifest: Manifest;
     try {
-      manifest = parseManifest(files);
+      // The server stored and served this version: load it with the relaxed
+      // rules it loads stored versions with, so an SDK keeps evaluating a
+      // version accepted by an earlier release.
+      manifest = parseManifest(files, { stored: true });
     } catch (err) {
       const detail = err instanceof ProblemsError
         ? err.problems.slice(0, 3).map(formatProblem).join("; ")

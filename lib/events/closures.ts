@@ -11,7 +11,7 @@ import { type MemoEntry, memoFor, memoKey } from "../closure/memo.ts";
 import { selectClosure } from "../closure/select.ts";
 import { canonicalFlagList, type FlagSelection } from "../closure/subscription.ts";
 import type { Manifest } from "../flags/model.ts";
-import { parseManifest } from "../flags/validate.ts";
+import { loadStoredManifest } from "../flags/check_off_thread.ts";
 import { versionKey } from "../store/keys.ts";
 import { readFiles, type VersionMeta } from "../store/versions.ts";
 
@@ -56,7 +56,9 @@ export async function loadVersion(
   } catch {
     return null; // pruned between the two reads
   }
-  return { meta, files, model: parseManifest(files) };
+  // A stored version: loaded with the relaxed rules, as the model cache does
+  // (that one logs the warnings).
+  return { meta, files, model: (await loadStoredManifest(files)).manifest };
 }
 
 /** A closure and its hash. */

@@ -1,13 +1,14 @@
 /**
  * Worker entry of {@linkcode checkManifest}: validates the one file set it is
- * sent and posts back `{problems, environments}`.
+ * sent, with the options it is sent, and posts back what
+ * {@linkcode checkInPlace} returns.
  *
  * @module
  */
-import { checkInPlace } from "./check_off_thread.ts";
+import { checkInPlace, type CheckRequest } from "./check_off_thread.ts";
 
 const scope = self as unknown as {
-  onmessage: ((e: MessageEvent<Map<string, Uint8Array>>) => void) | null;
+  onmessage: ((e: MessageEvent<CheckRequest>) => void) | null;
   postMessage(data: unknown): void;
 };
-scope.onmessage = (e) => scope.postMessage(checkInPlace(e.data));
+scope.onmessage = (e) => scope.postMessage(checkInPlace(e.data.files, e.data.options));

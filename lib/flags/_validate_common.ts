@@ -10,12 +10,35 @@ import type { TomlTable } from "../toml.ts";
 import { join } from "./_key_path.ts";
 import { SCHEMA_VERSION } from "./model.ts";
 
+/**
+ * How strictly a manifest is checked: `stored` is set when loading a version
+ * already in the store (see `validateManifest`), and `warnings` collects
+ * what is tolerated then.
+ */
+export interface CheckMode {
+  /** Loading a stored version: skip the push-only limits. */
+  stored: boolean;
+  /** Where tolerated findings go. */
+  warnings: Problem[];
+}
+
 /** Reports the problems of one file into a shared list. */
 export class FileChecker {
-  constructor(readonly path: string, readonly problems: Problem[]) {}
+  constructor(
+    readonly path: string,
+    readonly problems: Problem[],
+    readonly mode: CheckMode = { stored: false, warnings: [] },
+  ) {}
 
   report(key: string, message: string): void {
     this.problems.push(
+      key === "" ? { path: this.path, message } : { path: this.path, key, message },
+    );
+  }
+
+  /** Records a finding that does not make the manifest invalid. */
+  warn(key: string, message: string): void {
+    this.mode.warnings.push(
       key === "" ? { path: this.path, message } : { path: this.path, key, message },
     );
   }

@@ -15,7 +15,8 @@ const ENVIRONMENT_KEYS = ["public_evaluate"];
 
 /**
  * Checks `namespace.toml`. `envKeys` are the environment keys that flag
- * overrides may name; undefined when they cannot be known.
+ * overrides may name; undefined when they cannot be known. The limit of
+ * {@linkcode MAX_ENVIRONMENTS} is checked unless `fc.mode.stored`.
  */
 export function checkNamespace(
   fc: FileChecker,
@@ -32,7 +33,8 @@ export function checkNamespace(
   if (envs === undefined) return { namespace, envKeys: undefined };
   const envKeys = new Set<string>();
   const count = Object.keys(envs).length;
-  if (count > MAX_ENVIRONMENTS) {
+  // A push-only limit: a stored version with more still loads.
+  if (count > MAX_ENVIRONMENTS && !fc.mode.stored) {
     fc.report(
       "namespace.environments",
       `declares ${count} environments; the limit is ${MAX_ENVIRONMENTS}`,

@@ -49,13 +49,14 @@ export function checkSegment(
   if (preds.length === 0) fc.report("predicate", "a segment needs at least one predicate");
   preds.forEach((raw, i) => {
     const prefix = `predicate[${i}]`;
-    const r = validatePredicate(raw, "segment");
+    const r = validatePredicate(raw, "segment", { lenientPatterns: fc.mode.stored });
     if ("problems" in r) {
       for (const p of r.problems) {
         fc.report(p.key === "" ? prefix : `${prefix}.${p.key}`, p.message);
       }
     } else {
       segment.predicates.push(r.predicate as Predicate);
+      for (const w of r.warnings) fc.warn(w.key === "" ? prefix : `${prefix}.${w.key}`, w.message);
     }
     const attribute = isTable(raw) ? raw.attribute : undefined;
     const target = typeof attribute === "string" ? refName(attribute, "segment") : undefined;

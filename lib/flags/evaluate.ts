@@ -16,10 +16,17 @@
  * an object) are fresh objects.
  *
  * Evaluation is synchronous and one model may serve any number of callers.
+ * One call of {@linkcode evaluateFlag}, and one call of
+ * {@linkcode evaluateAll} as a whole, has a bounded amount of `matches` work
+ * (`lib/linear_regex.ts`, `EVALUATION_BUDGET`): once it is spent, the
+ * remaining `matches` predicates of that evaluation do not hold, so no
+ * manifest and context can hold the caller for long. Evaluation never
+ * throws for it.
  *
  * @module
  */
 import { compileAll, type Context, lookup, type Matcher, refName } from "../conditions.ts";
+import { beginRegexEvaluation, endRegexEvaluation } from "../linear_regex.ts";
 import { bucketValueOf, murmur3Begin, murmur3Finish, type Murmur3State } from "./bucket.ts";
 import {
   type Flag,
@@ -196,11 +203,13 @@ class Model implements CompiledModel {
   begin(ctx: Context): Context {
     const prev = this.ctx;
     this.ctx = ctx;
+    beginRegexEvaluation();
     return prev;
   }
 
   /** Ends an evaluation: invalidates its memo entries and restores `prev`. */
   end(prev: Context): void {
+    endRegexEvaluation();
     this.ctx = prev;
     if (++this.epoch === 0x1_0000_0000) {
       this.epoch = 1;

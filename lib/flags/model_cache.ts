@@ -34,7 +34,10 @@
  * @module
  */
 import { type CompiledModel, compileManifest } from "./evaluate.ts";
-import { parseManifest } from "./validate.ts";
+import type { Manifest } from "./model.ts";
+import { loadStoredManifest } from "./check_off_thread.ts";
+import { warmPatterns } from "../linear_regex.ts";
+import type { Logger } from "../log.ts";
 import type { HeadWatcher } from "../store/head_watcher.ts";
 import { getHead, type Head, readFiles } from "../store/versions.ts";
 
@@ -57,6 +60,11 @@ export interface ModelCacheOptions {
   settleMs?: number;
   /** Clock in ms, for tests. */
   now?: () => number;
+  /**
+   * Where the warnings of a compiled version go, once per version compiled
+   * (a `matches` pattern of an older stored version that never holds).
+   */
+  log?: Logger;
 }
 
 /** Options of {@linkcode ModelCache.get}. */
@@ -103,6 +111,7 @@ export class ModelCache {
   readonly #max: number;
   readonly #settle: number;
   readonly #now: () => number;
+  readonly #log: Logger;
   readonly #entries = new Map<string, Entry>();
   #closed = false;
   /** Compilations done so far (for tests and metrics). */
@@ -116,6 +125,7 @@ export class ModelCache {
     this.#max = options.maxEntries ?? 256;
     this.#settle = options.settleMs ?? 500;
     this.#now = options.now ?? (() => performance.now());
+    this.#log = options.log ?? (() => {});
   }
 
   /** Namespaces cached now. */
@@ -259,7 +269,20 @@ export class ModelCache {
     this.compilations++;
     const promise = (async () => {
       const files = await readFiles(this.#kv, e.tenant, e.namespace, head.version);
-      return compileManifest(parseManifest(files), head.version);
+      // A stored version loads with the relaxed rules of a stored load, so a
+      // version an earlier release accepted keeps evaluating after an upgrade.
+      const { manifest, warnings } = await loadStoredManifest(files);
+      if (warnings.length > 0) {
+        this.#log("warn", "stored manifest has predicates that never hold", {
+          tenant: e.tenant,
+          namespace: e.namespace,
+          version: head.version,
+          warnings,
+        });
+      }
+      // thousands of distinct patterns compile a slice at a time, not in one go
+      await warmPatterns(matchesPatterns(manifest));
+      return compileManifest(manifest, head.version);
     })();
     const slot = { version: head.version, hash: head.closure_hash, promise };
     e.compiled = slot;
@@ -267,6 +290,15 @@ export class ModelCache {
       if (e.compiled === slot) e.compiled = null; // the next request tries again
     });
     return promise;
+  }
+}
+
+/** The patterns of every `matches` predicate of a manifest. */
+function* matchesPatterns(manifest: Manifest): Iterable<string> {
+  for (const segment of Object.values(manifest.segments)) {
+    for (const p of segment.predicates) {
+      if (p.op === "matches" && typeof p.value === "string") yield p.value;
+    }
   }
 }
 

@@ -13,7 +13,7 @@ import { parseToml, type TomlTable } from "../toml.ts";
 import { compareKeyPaths } from "./_key_path.ts";
 import { reportCycles } from "./_segment_cycles.ts";
 import { reportNesting } from "./_segment_nesting.ts";
-import { FileChecker } from "./_validate_common.ts";
+import { type CheckMode, FileChecker } from "./_validate_common.ts";
 import { checkFlag } from "./_validate_flag.ts";
 import { checkNamespace } from "./_validate_namespace.ts";
 import { checkSegment } from "./_validate_segment.ts";
@@ -30,19 +30,42 @@ import {
 export interface ValidationResult {
   /** Every problem found, sorted by path then key path; empty when valid. */
   problems: Problem[];
+  /**
+   * What a `stored` load tolerated (a `matches` pattern that never holds),
+   * sorted as `problems`; always empty in the default, strict mode.
+   */
+  warnings: Problem[];
   /** The model; present only when `problems` is empty. */
   manifest?: Manifest;
 }
+
+/** Options of {@linkcode validateManifest}. */
+export interface ValidateOptions {
+  /**
+   * Load a version that is already stored rather than check one being
+   * written. Only what compiling and evaluating need is checked: the
+   * push-only limits (segment nesting depth, environment count) are
+   * skipped, and a `matches` pattern the linear-time engine refuses becomes
+   * a predicate that never holds, reported in `warnings`. Versions accepted
+   * by an earlier release with looser rules so keep being served. Push,
+   * lint and rollback use the default, strict mode.
+   */
+  stored?: boolean;
+}
+
 /**
  * Validates a manifest file set and builds its model. Accepted paths are
  * `namespace.toml`, `flags/<key>.toml` and `segments/<key>.toml`; every other
  * path is an "unknown file" problem. `namespace.toml` is required as soon as
  * any other file exists; the empty set is the valid empty manifest. Files must
  * be UTF-8 TOML of at most 1 MiB. All problems are reported, sorted by path
- * (byte-wise) and then key path (array indices numerically).
+ * (byte-wise) and then key path (array indices numerically). With
+ * `{stored: true}` the push-only rules are relaxed (see
+ * {@linkcode ValidateOptions}).
  *
  * @param files path (relative, `/`-separated) to the exact file bytes
- * @returns `{problems}`, plus `manifest` when there are none
+ * @param options `stored` to load a version already in the store
+ * @returns `{problems, warnings}`, plus `manifest` when there are no problems
  *
  * @example
  * ```ts
@@ -58,8 +81,12 @@ export interface ValidationResult {
  * if (problems.length !== 0 || manifest?.flags["dark-mode"]?.type !== "boolean") throw new Error();
  * ```
  */
-export function validateManifest(files: ReadonlyMap<string, Uint8Array>): ValidationResult {
+export function validateManifest(
+  files: ReadonlyMap<string, Uint8Array>,
+  options: ValidateOptions = {},
+): ValidationResult {
   const problems: Problem[] = [];
+  const mode: CheckMode = { stored: options.stored === true, warnings: [] };
   const tables: {
     path: string;
     kind: "namespace" | "flag" | "segment";
@@ -117,7 +144,7 @@ export function validateManifest(files: ReadonlyMap<string, Uint8Array>): Valida
   let envKeys: Set<string> | undefined;
   const nsEntry = tables.find((x) => x.kind === "namespace");
   if (nsEntry) {
-    const r = checkNamespace(new FileChecker(nsEntry.path, problems), nsEntry.t);
+    const r = checkNamespace(new FileChecker(nsEntry.path, problems, mode), nsEntry.t);
     namespace = r.namespace;
     envKeys = r.envKeys;
   }
@@ -126,7 +153,7 @@ export function validateManifest(files: ReadonlyMap<string, Uint8Array>): Valida
   const edges = new Map<string, { target: string; key: string }[]>();
   const flags: Record<string, Flag> = {};
   for (const entry of tables) {
-    const fc = new FileChecker(entry.path, problems);
+    const fc = new FileChecker(entry.path, problems, mode);
     if (entry.kind === "segment") {
       const { segment, refs } = checkSegment(fc, entry.key, entry.t, segmentKeys);
       segments[entry.key] = segment;
@@ -135,11 +162,13 @@ export function validateManifest(files: ReadonlyMap<string, Uint8Array>): Valida
       flags[entry.key] = checkFlag(fc, entry.key, entry.t, segmentKeys, envKeys);
     }
   }
-  if (!reportCycles(edges, problems)) reportNesting(edges, problems);
+  // Cycles cannot be evaluated; depth only costs time, so it is push-only.
+  if (!reportCycles(edges, problems) && !mode.stored) reportNesting(edges, problems);
 
   problems.sort(compareProblems);
-  if (problems.length > 0) return { problems };
-  return { problems, manifest: { namespace, flags, segments } };
+  const warnings = mode.warnings.sort(compareProblems);
+  if (problems.length > 0) return { problems, warnings };
+  return { problems, warnings, manifest: { namespace, flags, segments } };
 }
 
 /**
@@ -148,6 +177,7 @@ export function validateManifest(files: ReadonlyMap<string, Uint8Array>): Valida
  * `invalid_manifest` over HTTP).
  *
  * @param files path to exact file bytes, as for {@linkcode validateManifest}
+ * @param options as for {@linkcode validateManifest} (`stored` to load a stored version)
  * @returns the validated manifest
  * @throws {ProblemsError} when any problem is found
  *
@@ -164,8 +194,11 @@ export function validateManifest(files: ReadonlyMap<string, Uint8Array>): Valida
  * }
  * ```
  */
-export function parseManifest(files: ReadonlyMap<string, Uint8Array>): Manifest {
-  const { problems, manifest } = validateManifest(files);
+export function parseManifest(
+  files: ReadonlyMap<string, Uint8Array>,
+  options: ValidateOptions = {},
+): Manifest {
+  const { problems, manifest } = validateManifest(files, options);
   if (manifest === undefined) throw new ProblemsError(problems);
   return manifest;
 }

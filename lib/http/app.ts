@@ -90,10 +90,6 @@ export type AppEnv = {
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.use("*", async function serverHeader(c, next) {
-    await next();
-    c.res.headers.set("server", SERVER_HEADER); // every answer, errors included
-  });
   app.use("*", async function requestContext(c, next) {
     const incoming = c.req.header("x-request-id");
     const id = incoming && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
@@ -101,6 +97,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const started = performance.now();
     await next();
     c.res.headers.set("x-request-id", id);
+    c.res.headers.set("server", SERVER_HEADER); // every answer, errors included
     const principal = c.get("principal");
     deps.log("info", "request", {
       request_id: id,
@@ -112,7 +109,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     });
   });
   app.onError((err, c) =>
-    isClientAbort(err, c.req.raw) // the client went away: 499 at info, not a 500 error
+    isClientAbort(err) // the client went away: 499 at info, not a 500 error
       ? clientAbortResponse(c.get("requestId") ?? crypto.randomUUID())
       : errorResponse(err, c.get("requestId") ?? crypto.randomUUID(), deps.log)
   );

@@ -72,10 +72,11 @@ export interface Triple {
  * ```
  */
 export function evaluationService(
-  deps: Pick<AppDeps, "kv" | "heads" | "settings" | "shutdown">,
+  deps: Pick<AppDeps, "kv" | "heads" | "settings" | "shutdown" | "log">,
 ): EvaluationService {
   const models = new ModelCache(deps.kv, deps.heads, {
     settleMs: Math.max(50, 2 * deps.settings.headPollMs),
+    log: deps.log,
   });
   deps.shutdown.addEventListener("abort", () => models.close(), { once: true });
   return {
@@ -268,8 +269,15 @@ export function evaluateRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppE
   app.post("/evaluate", async (c) => {
     const { t, body, context, model } = await prepare(c);
     const flag = body.flag;
+    if (flag !== undefined && flag !== null && typeof flag !== "string") {
+      throw new UsageError("flag must be a string: the key of the flag to evaluate", {
+        details: { field: "flag" },
+      });
+    }
     if (typeof flag !== "string" || flag === "") {
-      throw new UsageError("flag is required: the key of the flag to evaluate");
+      throw new UsageError("flag is required: the key of the flag to evaluate", {
+        details: { field: "flag" },
+      });
     }
     return c.json(evaluateFlag(model, t.environment, flag, context));
   });

@@ -71,6 +71,8 @@ interface Tracked {
 /** Delays between accept attempts while descriptors are exhausted, ms. */
 const BACKOFF_START_MS = 20;
 const BACKOFF_MAX_MS = 1000;
+/** At most one "out of file descriptors" line (and its "available again") this often, ms. */
+const EXHAUSTION_LOG_EVERY_MS = 10_000;
 
 /**
  * Serves `handler` on a bound TCP listener within `limits` (see the module
@@ -175,6 +177,7 @@ export function serveBounded(
   const acceptLoop = async () => {
     let backoff = 0;
     let exhaustedSince = 0;
+    let lastExhaustionLog = -Infinity;
     let shed = 0;
     while (!stopping) {
       let conn: Deno.TcpConn;
@@ -185,24 +188,31 @@ export function serveBounded(
         if (isDescriptorExhaustion(err)) {
           if (exhaustedSince === 0) {
             exhaustedSince = Date.now();
-            log("warn", "out of file descriptors: new connections wait until some close", {
-              connections: open.size,
-            });
+            // one pair of lines per episode, not per flap while descriptors come and go
+            if (exhaustedSince - lastExhaustionLog >= EXHAUSTION_LOG_EVERY_MS) {
+              lastExhaustionLog = exhaustedSince;
+              log("warn", "out of file descriptors: new connections wait until some close", {
+                connections: open.size,
+              });
+            }
           }
-          backoff = Math.min(BACKOFF_MAX_MS, backoff === 0 ? BACKOFF_START_MS : backoff * 2);
-          await sleep(backoff);
-          continue;
         }
-        // A connection that failed while it was being accepted: not the server's problem.
+        // Any other failure (a connection reset while it was being accepted, a
+        // passing ENOMEM or ENOBUFS) ends no connection of ours; backing off on
+        // every error keeps a persistent one from spinning the loop.
+        backoff = Math.min(BACKOFF_MAX_MS, backoff === 0 ? BACKOFF_START_MS : backoff * 2);
+        await sleep(backoff);
         continue;
       }
+      backoff = 0;
       if (exhaustedSince !== 0) {
-        log("info", "file descriptors available again: accepting connections", {
-          waited_ms: Date.now() - exhaustedSince,
-          connections: open.size,
-        });
+        if (lastExhaustionLog === exhaustedSince) {
+          log("info", "file descriptors available again: accepting connections", {
+            waited_ms: Date.now() - exhaustedSince,
+            connections: open.size,
+          });
+        }
         exhaustedSince = 0;
-        backoff = 0;
       }
       if (open.size >= limits.maxConnections) {
         if (shed++ === 0) {

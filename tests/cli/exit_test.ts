@@ -11,12 +11,12 @@ function run(err: unknown): { code: number; text: string } {
 
 Deno.test("an unknown credential is followed by what to check: server, rekey, CFGTOOL_KV", () => {
   const { code, text } = run(
-    new UnauthorizedError("http://127.0.0.1:8080 rejected the credential svc_read_AbCdE…: x", {
+    new UnauthorizedError("http://127.0.0.1:8080 rejected the token svc_read_AbCdE…: x", {
       details: { reason: "Unknown credential" },
     }),
   );
   assertEquals(code, 1);
-  assert(text.startsWith("error: http://127.0.0.1:8080 rejected the credential"), text);
+  assert(text.startsWith("error: http://127.0.0.1:8080 rejected the token"), text);
   assertStringIncludes(text, "check:\n  - --server / CFGTOOL_SERVER names the server");
   assertStringIncludes(text, "cfgtool admin rekey");
   assertStringIncludes(text, "the same --kv or CFGTOOL_KV");

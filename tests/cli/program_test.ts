@@ -47,7 +47,10 @@ Deno.test("--help wraps option descriptions to the terminal width, not at fixed 
   pull.configureOutput({ getOutHelpWidth: () => 200 });
   const force = pull.helpInformation().split("\n").filter((l) => l.includes("--force"));
   assertEquals(force.length, 1);
-  assertStringIncludes(force[0]!, "(they are kept; stale manifest files are removed)");
+  assertStringIncludes(
+    force[0]!,
+    "(they are kept; manifest files that the pulled version does not have are removed, and listed)",
+  );
 });
 
 Deno.test("cfgtool --version prints the version, the Deno version and says the commit is unknown", async () => {

@@ -10,6 +10,7 @@ import {
 } from "../../lib/client/closure_state.ts";
 import { evaluateFlag } from "../../lib/flags/evaluate.ts";
 import { boolFlag, NS_TOML, planSegment, stringFlag } from "./fixture.ts";
+import { olderReleaseFileSet } from "../flags/older_release_fixture.ts";
 
 const enc = new TextEncoder();
 const files = (o: Record<string, string>) =>
@@ -175,4 +176,17 @@ Deno.test("parseEventData() accepts protocol v2 only and checks required fields"
     "protocol",
   );
   assertThrows(() => parseEventData("version", "not json"), IntegrityError);
+});
+
+Deno.test("ClosureState.fromFiles() builds a version an earlier release accepted under looser rules", async () => {
+  const older = olderReleaseFileSet();
+  const s = await ClosureState.fromFiles("web", 7, older, await closureHash(older));
+  const value = (flag: string, ctx: Record<string, unknown>) =>
+    evaluateFlag(s.model, "production", flag, ctx).value;
+  // the JS-only pattern never holds; JavaScript would have matched "A"
+  assertEquals(value("by-name", { name: "A" }), false);
+  // the 40-deep chain evaluates
+  assertEquals(value("deep", { plan: "pro" }), true);
+  assertEquals(value("deep", { plan: "free" }), false);
+  assertEquals(evaluateFlag(s.model, "env-100", "deep", { plan: "pro" }).value, true);
 });

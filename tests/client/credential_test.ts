@@ -7,17 +7,17 @@ import { UnauthorizedError } from "../../lib/errors.ts";
 Deno.test("a service token is shown by the public prefix the service stores, never whole", () => {
   for (const type of ["namespace-read", "namespace-client", "superadmin"] as const) {
     const token = generateToken(type);
-    assertEquals(credentialLabel(token), `${tokenPrefix(token)}…`);
+    assertEquals(credentialLabel(token), `token ${tokenPrefix(token)}…`);
     assert(!credentialLabel(token).includes(token.slice(14)));
   }
 });
 
-Deno.test("a session token shows only ses_, and a stray string only its length", () => {
+Deno.test("a session token shows its public prefix, and a stray string only its length", () => {
   const session = `ses_${"A".repeat(43)}`;
-  assertEquals(credentialLabel(session), "a session token (ses_…)");
+  assertEquals(credentialLabel(session), "session ses_AAAAAAAAAA…");
   const label = credentialLabel("hunter2-secret");
   assert(!label.includes("hunter2"), label);
-  assertStringIncludes(label, "14-character string that is not shaped like a cfgtool token");
+  assertStringIncludes(label, "credential of 14 characters, not shaped like a cfgtool token");
 });
 
 Deno.test("unauthorizedError names the server, the prefix and the server's reason", () => {
@@ -26,11 +26,11 @@ Deno.test("unauthorizedError names the server, the prefix and the server's reaso
   assert(err instanceof UnauthorizedError);
   assertEquals(
     err.message,
-    `http://127.0.0.1:8080 rejected the credential ${tokenPrefix(token)}…: Unknown credential`,
+    `http://127.0.0.1:8080 rejected the token ${tokenPrefix(token)}…: Unknown credential`,
   );
   assertEquals(err.details, {
     server: "http://127.0.0.1:8080",
-    credential: `${tokenPrefix(token)}…`,
+    credential: `token ${tokenPrefix(token)}…`,
     reason: "Unknown credential",
   });
 });

@@ -32,7 +32,7 @@ Deno.test("a 401 names the server asked and the credential's public prefix, neve
     const err = await assertRejects(() => client.listTenants(), UnauthorizedError);
     assertEquals(
       err.message,
-      `${url} rejected the credential svc_tenant_QQQ…: Unknown credential`,
+      `${url} rejected the token svc_tenant_QQQ…: Unknown credential`,
     );
     assert(!err.message.includes(TOKEN));
     assertEquals(err.details?.reason, "Unknown credential");
@@ -59,4 +59,27 @@ Deno.test("a closed port and an unresolvable name are told apart in code details
   );
   assertEquals([e2.code, e2.details?.reason], ["unreachable", "name_not_resolved"]);
   assert(!e2.message.includes("fetch failed"));
+});
+
+Deno.test("a server that does not answer like cfgtool serve is named as the likely mistake", async () => {
+  const ac = new AbortController();
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", signal: ac.signal, onListen: () => {} },
+    () => new Response("<h1>Not Found</h1>", { status: 404, headers: { server: "nginx" } }),
+  );
+  try {
+    const client = new ServiceClient({
+      server: `http://127.0.0.1:${server.addr.port}`,
+      token: TOKEN,
+    });
+    const err = await assertRejects(() => client.listTenants(), CfgtoolError);
+    assertEquals(
+      err.message,
+      "GET /api/v1/tenants: HTTP 404 from nginx that does not answer like cfgtool serve: " +
+        "is --server (CFGTOOL_SERVER) the address of the cfgtool service?",
+    );
+  } finally {
+    ac.abort();
+    await server.finished;
+  }
 });

@@ -69,3 +69,23 @@ Deno.test("a secret pasted into a URL path or query never reaches the access log
     await inst.close();
   }
 });
+
+Deno.test("the server log stays JSON lines when requests fail: no plain-text runtime warning", async () => {
+  const inst = await startInstallation();
+  try {
+    await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" });
+    await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, { slug: "web" });
+    // a manifest that does not validate (422), a bad body (400), an unknown route (404)
+    await inst.api("PUT", "/api/v1/tenants/acme/namespaces/web/manifest", inst.admin, {
+      files: { "notes.txt": "x" },
+    });
+    await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: 5 });
+    await inst.api("GET", "/nope", inst.admin);
+    const lines = (await inst.server.logsSettled()).trim().split("\n");
+    const plain = lines.filter((l) => !l.startsWith("{"));
+    assertEquals(plain, [], "every line of the log is a JSON object");
+    for (const l of lines) JSON.parse(l);
+  } finally {
+    await inst.close();
+  }
+});

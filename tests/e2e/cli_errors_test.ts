@@ -23,7 +23,7 @@ Deno.test("an unknown credential names the server, the token's public prefix and
     assertEquals(r.code, 1);
     assertStringIncludes(
       r.stderr,
-      `error: ${inst.url} rejected the credential svc_admin_KKKK…: Unknown credential\ncheck:\n`,
+      `error: ${inst.url} rejected the token svc_admin_KKKK…: Unknown credential\ncheck:\n`,
     );
     assert(!r.stderr.includes(unknown), "the secret is never printed");
     assertStringIncludes(r.stderr, "a token from another server, or from another KV store");
@@ -50,7 +50,7 @@ Deno.test("a revoked token is named and told to be replaced", async () => {
     assertEquals(r.code, 1);
     assertStringIncludes(
       r.stderr,
-      `${inst.url} rejected the credential ${secret.slice(0, 14)}…: Token is revoked`,
+      `${inst.url} rejected the token ${secret.slice(0, 14)}…: Token is revoked`,
     );
     assertStringIncludes(r.stderr, "the token was revoked");
   } finally {

@@ -1,4 +1,10 @@
-import { assert, assertEquals, assertMatch, assertStringIncludes } from "../assert.ts";
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+  assertRejects,
+  assertStringIncludes,
+} from "../assert.ts";
 import { readManifestDir } from "../../lib/flags/files.ts";
 import { runCli, startInstallation } from "./installation.ts";
 
@@ -61,6 +67,22 @@ Deno.test("the CLI drives a real server: tenant, namespace, push, token, pull, v
         const copy = await readManifestDir(`${work}/copy`);
         assertEquals([...copy.keys()].sort(), [...original.keys()].sort());
         for (const [path, bytes] of original) assertEquals(copy.get(path), bytes, path);
+      },
+    );
+
+    await t.step(
+      "pull --force removes a manifest file the version does not have, and names it",
+      async () => {
+        await Deno.writeTextFile(`${work}/copy/flags/mine.toml`, "# my own draft\n");
+        await Deno.writeTextFile(`${work}/copy/NOTES.txt`, "kept\n");
+        const pulled = await runCli(
+          ["pull", `${work}/copy`, "--tenant", "acme", "--namespace", "web", "--force"],
+          { env: { CFGTOOL_SERVER: inst.url, CFGTOOL_TOKEN: readSecret } },
+        );
+        assertEquals(pulled.code, 0, pulled.stderr);
+        assertStringIncludes(pulled.stdout, "\nremoved flags/mine.toml (not in version 1)\n");
+        assertEquals(await Deno.readTextFile(`${work}/copy/NOTES.txt`), "kept\n");
+        await assertRejects(() => Deno.stat(`${work}/copy/flags/mine.toml`), Deno.errors.NotFound);
       },
     );
 

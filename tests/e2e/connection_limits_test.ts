@@ -124,6 +124,24 @@ async function startLimited(nofile: number, args: string[], hard = nofile) {
   };
 }
 
+/** Sends `GET /healthz` on an open keep-alive connection and reads its answer. */
+async function healthzOn(conn: Deno.Conn): Promise<string> {
+  await conn.write(encoder.encode("GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n"));
+  const buf = new Uint8Array(4096);
+  let text = "";
+  const guard = setTimeout(() => conn.close(), 10_000);
+  try {
+    while (!text.includes("}")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+  } finally {
+    clearTimeout(guard);
+  }
+  return text;
+}
+
 /** Opens up to `count` idle connections; stops early when the server refuses more. */
 async function openIdle(port: number, count: number): Promise<Deno.Conn[]> {
   const conns: Deno.Conn[] = [];
@@ -162,10 +180,15 @@ Deno.test({
     // A connection cap above the descriptor limit: accept itself runs out of descriptors.
     const server = await startLimited(128, ["--max-connections", "5000"]);
     try {
+      // a client that was connected before the flood keeps being served during it
+      const kept = await Deno.connect({ hostname: "127.0.0.1", port: portOf(server.url) });
+      assertStringIncludes(await healthzOn(kept), '"status":"ok"');
       const conns = await openIdle(portOf(server.url), 300);
       assert(conns.length > 128, `only ${conns.length} connections opened`);
       await new Promise((r) => setTimeout(r, 500));
       assert(server.alive(), `serve exited:\n${server.logs()}`);
+      assertStringIncludes(await healthzOn(kept), '"status":"ok"', "served while exhausted");
+      kept.close();
       for (const c of conns) c.close();
       assertEquals(await healthzAnswers(server.url), 200);
       assert(server.alive());

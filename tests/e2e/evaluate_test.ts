@@ -96,6 +96,12 @@ Deno.test("evaluate and evaluate/all through a real server", async (t) => {
         "invalid_request",
         "no flag",
       );
+      const wrongType = await inst.api("POST", STAGING, tokens.read, { flag: 5, context: {} });
+      assertEnvelope(wrongType, 400, "invalid_request", "a number for flag");
+      assertEquals(
+        wrongType.body.message,
+        "flag must be a string: the key of the flag to evaluate",
+      );
       assertEnvelope(
         await inst.api("POST", STAGING, tokens.read, "{not json", {
           "content-type": "application/json",

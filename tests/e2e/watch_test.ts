@@ -169,7 +169,7 @@ Deno.test("cfgtool watch mirrors verified closures atomically, writes status, su
   }
 });
 
-Deno.test("cfgtool watch exits 1 on a fatal error (401) and 2 without --ns", async () => {
+Deno.test("cfgtool watch exits 1 on a fatal error (401), and 2 without --ns or on a file", async () => {
   const world = await startWorld();
   const dir = await Deno.makeTempDir({ prefix: "cfgtool-watch-" });
   try {
@@ -184,7 +184,7 @@ Deno.test("cfgtool watch exits 1 on a fatal error (401) and 2 without --ns", asy
       "web:*",
     ]);
     assertEquals(await bad.exit, 1);
-    assertStringIncludes(bad.stderr(), `error: ${world.inst.url} rejected the credential`);
+    assertStringIncludes(bad.stderr(), `error: ${world.inst.url} rejected the credential of`);
     assertStringIncludes(bad.stderr(), "not shaped like a cfgtool token");
     const st = JSON.parse((await readText(`${dir}/.cfgtool-watch.json`))!);
     assertEquals(st.fatal.code, "unauthorized");
@@ -193,6 +193,17 @@ Deno.test("cfgtool watch exits 1 on a fatal error (401) and 2 without --ns", asy
     const usage = spawnWatch([dir, "--server", world.inst.url, "--token", world.token]);
     assertEquals(await usage.exit, 2);
     assertStringIncludes(usage.stderr(), "--ns");
+    const notDir = spawnWatch([
+      statusOf(dir),
+      "--server",
+      world.inst.url,
+      "--token",
+      world.token,
+      "--ns",
+      "web:*",
+    ]);
+    assertEquals(await notDir.exit, 2, "a file given as the mirror directory is a usage error");
+    assertStringIncludes(notDir.stderr(), "exists and is not a directory");
   } finally {
     await world.close();
     await Deno.remove(dir, { recursive: true });
@@ -259,7 +270,7 @@ Deno.test("cfgtool watch with an unknown token names the server and the token's 
     const stderr = bad.stderr();
     assertStringIncludes(
       stderr,
-      `error: ${world.inst.url} rejected the credential svc_read_ZZZZZ…: Unknown credential`,
+      `error: ${world.inst.url} rejected the token svc_read_ZZZZZ…: Unknown credential`,
     );
     assert(!stderr.includes(unknown), "the secret is never printed");
     assertStringIncludes(stderr, "admin rekey");
@@ -272,3 +283,8 @@ Deno.test("cfgtool watch with an unknown token names the server and the token's 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** The status file inside a mirror directory: a regular file. */
+function statusOf(dir: string): string {
+  return `${dir}/.cfgtool-watch.json`;
+}

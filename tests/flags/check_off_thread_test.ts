@@ -1,5 +1,12 @@
-import { assertEquals } from "../assert.ts";
-import { checkInPlace, checkManifest, IN_PLACE_FILES } from "../../lib/flags/check_off_thread.ts";
+import { assertEquals, assertRejects } from "../assert.ts";
+import { ProblemsError } from "../../lib/errors.ts";
+import {
+  checkInPlace,
+  checkManifest,
+  IN_PLACE_FILES,
+  loadStoredManifest,
+  MAX_WORKERS,
+} from "../../lib/flags/check_off_thread.ts";
 
 const enc = new TextEncoder();
 const NS = "schema_version = 1\n[namespace.environments.production]\npublic_evaluate = true\n";
@@ -15,10 +22,11 @@ function manifest(count: number, extra: Record<string, string> = {}) {
 
 Deno.test("a large valid manifest checked in a worker gives its environments and no problems", async () => {
   const files = manifest(IN_PLACE_FILES * 4);
-  assertEquals(await checkManifest(files), {
-    problems: [],
-    environments: { production: { public_evaluate: true } },
-  });
+  const off = await checkManifest(files);
+  assertEquals(off.problems, []);
+  assertEquals(off.environments, { production: { public_evaluate: true } });
+  assertEquals(Object.keys(off.manifest!.flags).length, IN_PLACE_FILES * 4);
+  assertEquals(off, checkInPlace(files), "the same model as in place");
 });
 
 Deno.test("a large invalid manifest checked in a worker reports exactly what in-place validation does", async () => {
@@ -40,4 +48,93 @@ Deno.test("a large invalid manifest checked in a worker reports exactly what in-
 Deno.test("a small manifest is checked in place with the same outcome", async () => {
   const files = manifest(3, { "flags/x.toml": "schema_version = 2\n" });
   assertEquals(await checkManifest(files), checkInPlace(files));
+});
+
+/** A large manifest an earlier release accepted: a JS-only pattern and a 40-deep segment chain. */
+function olderRelease() {
+  const seg = (body: string) => `schema_version = 1\n[[predicate]]\n${body}`;
+  const extra: Record<string, string> = {
+    "segments/js.toml": seg('attribute = "name"\nop = "matches"\nvalue = \'^\\u0041\'\n'),
+  };
+  for (let i = 0; i < 40; i++) {
+    extra[`segments/s${i}.toml`] = i === 39
+      ? seg('attribute = "beta"\nop = "eq"\nvalue = true\n')
+      : seg(`attribute = "segment.s${i + 1}"\nop = "eq"\nvalue = true\n`);
+  }
+  return manifest(IN_PLACE_FILES * 2, extra);
+}
+
+Deno.test("a stored check in a worker passes the option through and gives what in-place gives", async () => {
+  const files = olderRelease();
+  const off = await checkManifest(files, { stored: true });
+  assertEquals(off.problems, []);
+  assertEquals(off.warnings.map((w) => w.path), ["segments/js.toml"]);
+  assertEquals(off, checkInPlace(files, { stored: true }));
+  // without the option the worker is strict
+  const strict = await checkManifest(files);
+  assertEquals(strict.problems.map((p) => p.path), ["segments/js.toml", "segments/s0.toml"]);
+  assertEquals(strict, checkInPlace(files));
+});
+
+Deno.test("loadStoredManifest() gives the model and warnings of an older release's manifest", async () => {
+  const files = olderRelease();
+  const { manifest: m, warnings } = await loadStoredManifest(files);
+  assertEquals(Object.keys(m.segments).length, 41);
+  assertEquals(warnings.length, 1);
+  files.set("flags/f3.toml", enc.encode("schema_version = 1\ntype = 3\n"));
+  const err = await assertRejects(() => loadStoredManifest(files), ProblemsError);
+  assertEquals(err.problems.every((p) => p.path === "flags/f3.toml"), true);
+});
+
+Deno.test("a large manifest is validated off the event loop: timers keep firing meanwhile", async () => {
+  const files = manifest(IN_PLACE_FILES * 8);
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 1);
+  try {
+    const check = await checkManifest(files);
+    assertEquals(check.problems, []);
+  } finally {
+    clearInterval(timer);
+  }
+  // validated in place, the call would run to its end without a single tick
+  assertEquals(ticks > 0, true, `${ticks} ticks`);
+});
+
+Deno.test("a burst of large checks runs at most MAX_WORKERS workers at once", async () => {
+  const Original = globalThis.Worker;
+  let alive = 0;
+  let most = 0;
+  globalThis.Worker = class extends Original {
+    constructor(url: string | URL, options?: WorkerOptions) {
+      super(url, options);
+      most = Math.max(most, ++alive);
+    }
+    override terminate() {
+      alive--;
+      super.terminate();
+    }
+  };
+  try {
+    const files = manifest(IN_PLACE_FILES * 2);
+    const checks = await Promise.all(Array.from({ length: 6 }, () => checkManifest(files)));
+    assertEquals(checks.every((c) => c.problems.length === 0), true);
+    assertEquals(most, MAX_WORKERS);
+  } finally {
+    globalThis.Worker = Original;
+  }
+});
+
+Deno.test("a few files of large content are validated in a worker too, with the same outcome", async () => {
+  const big = `schema_version = 1\ntype = "string"\ndefault = "a"\n[variations]\na = "${
+    "x".repeat(300 * 1024)
+  }"\n`;
+  const files = manifest(1, { "flags/big.toml": big });
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 1);
+  try {
+    assertEquals(await checkManifest(files), checkInPlace(files));
+  } finally {
+    clearInterval(timer);
+  }
+  assertEquals(ticks > 0, true, `${ticks} ticks`);
 });

@@ -12,6 +12,15 @@ import {
 import { readManifestDir } from "../../lib/flags/files.ts";
 import type { Manifest } from "../../lib/flags/model.ts";
 import { parseManifest } from "../../lib/flags/validate.ts";
+import type { Context } from "../../lib/conditions.ts";
+import {
+  compilePattern,
+  EVALUATION_BUDGET,
+  type LinearRegex,
+  MATCH_OVERHEAD,
+  MAX_MATCH_INPUT,
+  regexWork,
+} from "../../lib/linear_regex.ts";
 
 const enc = new TextEncoder();
 
@@ -622,8 +631,58 @@ Deno.test("evaluateFlag() answers a hostile matches pattern on a long value", ()
     "segments/hostile.toml": seg("all", ["name", "matches", '"^(a+)+$"']),
     "flags/f.toml": BOOL + `[[rule]]\nsegment = "hostile"\nvariation = "on"\n`,
   });
-  assertEquals(evaluateFlag(m, "production", "f", { name: "a".repeat(5000) + "b" }).value, false);
-  assertEquals(evaluateFlag(m, "production", "f", { name: "a".repeat(5000) }).value, true);
+  assertEquals(evaluateFlag(m, "production", "f", { name: "a".repeat(4000) + "b" }).value, false);
+  assertEquals(evaluateFlag(m, "production", "f", { name: "a".repeat(4000) }).value, true);
+  // Over MAX_MATCH_INPUT characters, a value does not match.
+  assertEquals(evaluateFlag(m, "production", "f", { name: "a".repeat(4097) }).value, false);
+});
+
+/** 2,000 segments `user.s matches <pattern(i)>`, one flag per segment (s0000 → f0000, …). */
+function hostileModel(pattern: (i: number) => string): CompiledModel {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 2000; i++) {
+    const n = String(i).padStart(4, "0");
+    files[`segments/s${n}.toml`] = seg("all", ["user.s", "matches", JSON.stringify(pattern(i))]);
+    files[`flags/f${n}.toml`] = BOOL + `[[rule]]\nsegment = "s${n}"\nvariation = "on"\n`;
+  }
+  return compile(files);
+}
+
+/** The flag values of one evaluateAll, in key order, and the regex work it was charged. */
+function evaluateAllCharged(m: CompiledModel, ctx: Context): { values: unknown[]; work: number } {
+  const before = regexWork();
+  const all = evaluateAll(m, "production", ctx);
+  const work = regexWork() - before;
+  return { values: m.flagKeys.map((k) => all[k]!.value), work };
+}
+
+Deno.test("evaluateAll() over 2,000 segments with one hostile pattern runs it once per value", () => {
+  const m = hostileModel(() => "^(a|b)*$");
+  const size = (compilePattern("^(a|b)*$") as { regex: LinearRegex }).regex.size;
+  // The reviewer's 32 KB value is over MAX_MATCH_INPUT: no flag matches, no work is done.
+  const big = evaluateAllCharged(m, { user: { s: "ab".repeat(16 * 1024) } });
+  assertEquals(big.work, 0);
+  assert(big.values.every((v) => v === false));
+  // A 4 KiB value that matches: every flag is on, for the price of one match.
+  const value = "ab".repeat(MAX_MATCH_INPUT / 2);
+  const fits = evaluateAllCharged(m, { user: { s: value } });
+  assertEquals(fits.work, (value.length + 1) * size + MATCH_OVERHEAD);
+  assert(fits.values.every((v) => v === true));
+});
+
+Deno.test("evaluateAll() over 2,000 distinct hostile patterns stops matching when its budget is spent", () => {
+  const m = hostileModel((i) => `^(a|b)*(x${i})?$`);
+  const ctx = { user: { s: "ab".repeat(MAX_MATCH_INPUT / 2) } };
+  const { values, work } = evaluateAllCharged(m, ctx);
+  assert(work <= EVALUATION_BUDGET, `charged ${work} steps`);
+  const first = values.indexOf(false);
+  assert(first > 0, "flags within the budget match");
+  assert(values.slice(first).every((v) => v === false), "flags past the budget do not match");
+  // Each evaluateFlag call has a budget of its own: the last flag matches alone.
+  const last = evaluateFlag(m, "production", "f1999", ctx);
+  assertEquals([last.value, last.reason], [true, "TARGETING_MATCH"]);
+  // The budget is per evaluation: the next evaluateAll gives the same answer.
+  assertEquals(evaluateAllCharged(m, ctx).values, values);
 });
 
 Deno.test("the compiled model never throws, whatever JSON context it is given", async () => {

@@ -3,6 +3,7 @@ import { ModelCache } from "../../lib/flags/model_cache.ts";
 import { evaluateFlag } from "../../lib/flags/evaluate.ts";
 import { HeadWatcher } from "../../lib/store/head_watcher.ts";
 import { commitVersion, initialVersionOps } from "../../lib/store/versions.ts";
+import { olderReleaseFileSet } from "./older_release_fixture.ts";
 
 const enc = new TextEncoder();
 const NS = "schema_version = 1\n[namespace.environments.production]\npublic_evaluate = false\n";
@@ -125,6 +126,44 @@ Deno.test("ModelCache keeps at most maxEntries namespaces and their watches", as
     cache.close();
     assertEquals(heads.size, 0);
   } finally {
+    heads.close();
+    kv.close();
+  }
+});
+
+Deno.test("ModelCache compiles a stored version an earlier release accepted, and logs its warnings once", async () => {
+  const kv = await setup(["old"]);
+  // written as the earlier release stored it (its environments metadata aside)
+  await commitVersion(kv, {
+    tenant: "acme",
+    namespace: "old",
+    files: olderReleaseFileSet(),
+    environments: { production: { public_evaluate: false } },
+    created_by: "usr_1",
+  });
+  const logged: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
+  const heads = new HeadWatcher(kv, { pollIntervalMs: 20 });
+  const cache = new ModelCache(kv, heads, {
+    settleMs: 0,
+    log: (level, msg, fields) => logged.push({ level, msg, ...(fields ? { fields } : {}) }),
+  });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const m = (await cache.get("acme", "old"))!;
+      assertEquals(evaluateFlag(m.model, "production", "by-name", { name: "A" }).value, false);
+      assertEquals(evaluateFlag(m.model, "production", "deep", { plan: "pro" }).value, true);
+      assertEquals(evaluateFlag(m.model, "env-100", "deep", { plan: "free" }).value, false);
+    }
+    assertEquals(cache.compilations, 1);
+    assertEquals(logged.length, 1);
+    assertEquals(logged[0]!.level, "warn");
+    assertEquals(logged[0]!.fields?.version, 2);
+    const warnings = logged[0]!.fields?.warnings as { path: string; key: string }[];
+    assertEquals(warnings.map((w) => `${w.path}: ${w.key}`), [
+      "segments/js.toml: predicate[0].value",
+    ]);
+  } finally {
+    cache.close();
     heads.close();
     kv.close();
   }

@@ -875,3 +875,74 @@ Deno.test("validateManifest() refuses more environments than the limit, and acce
     } environments; the limit is ${MAX_ENVIRONMENTS}`,
   ]);
 });
+
+/** A manifest an earlier release accepted: a JS-only pattern, a 40-deep chain, 101 environments. */
+function olderReleaseManifest(): Record<string, string | null> {
+  const files: Record<string, string | null> = {
+    "namespace.toml": "schema_version = 1\n" +
+      Array.from({ length: MAX_ENVIRONMENTS + 1 }, (_, i) => `[namespace.environments.env-${i}]\n`)
+        .join(""),
+    "segments/js.toml":
+      'schema_version = 1\n[[predicate]]\nattribute = "name"\nop = "matches"\nvalue = \'^\\u0041\'\n',
+    ...chain(40),
+  };
+  return files;
+}
+
+Deno.test("validateManifest() refuses an older release's manifest when checking a push", () => {
+  const lines = lint(olderReleaseManifest());
+  assertEquals(lines, [
+    `namespace.toml: namespace.environments: declares ${
+      MAX_ENVIRONMENTS + 1
+    } environments; the limit is ${MAX_ENVIRONMENTS}`,
+    "segments/js.toml: predicate[0].value: invalid regular expression (RE2 syntax): " +
+    "invalid escape sequence: `\\u`",
+    "segments/s0.toml: predicate[0].attribute: segment references nest 40 deep " +
+    "(s0 -> s1 -> s2 -> s3 -> … (35 more) -> s39); the limit is 32 segments in a chain",
+  ]);
+});
+
+Deno.test("validateManifest({stored}) loads an older release's manifest, warning about the pattern it cannot run", () => {
+  const r = validateManifest(fileSet(olderReleaseManifest()), { stored: true });
+  assertEquals(r.problems, []);
+  assertEquals(Object.keys(r.manifest!.namespace.environments).length, MAX_ENVIRONMENTS + 1);
+  assertEquals(Object.keys(r.manifest!.segments).length, 41);
+  assertEquals(r.manifest!.segments.js!.predicates, [
+    { attribute: "name", op: "matches", value: "^\\u0041" },
+  ]);
+  assertEquals(r.warnings.map(formatProblem), [
+    "segments/js.toml: predicate[0].value: invalid regular expression (RE2 syntax): " +
+    "invalid escape sequence: `\\u`; this predicate never holds",
+  ]);
+  // strict mode never warns: what it cannot accept is a problem
+  assertEquals(validateManifest(fileSet(olderReleaseManifest())).warnings, []);
+});
+
+Deno.test("validateManifest({stored}) still refuses what cannot be compiled or evaluated", () => {
+  assertEquals(
+    validateManifest(
+      fileSet({
+        "segments/a.toml": refSegment("b"),
+        "segments/b.toml": refSegment("a"),
+        "segments/c.toml":
+          'schema_version = 1\n[[predicate]]\nattribute = "n"\nop = "matches"\nvalue = 3\n',
+        "flags/x.toml": "schema_version = 1\ntype = 3\n",
+      }),
+      { stored: true },
+    ).problems.map(formatProblem),
+    [
+      "flags/x.toml: default: missing required key",
+      "flags/x.toml: type: expected a string (one of boolean, string, number, object), " +
+      "found the integer 3",
+      "flags/x.toml: variations: missing required key",
+      "segments/a.toml: predicate[0].attribute: segment reference cycle: a -> b -> a",
+      "segments/c.toml: predicate[0].value: matches takes a regular expression string",
+    ],
+  );
+});
+
+Deno.test("parseManifest({stored}) gives the model an older release's manifest needs", () => {
+  const files = fileSet(olderReleaseManifest());
+  assertThrows(() => parseManifest(files), ProblemsError);
+  assertEquals(Object.keys(parseManifest(files, { stored: true }).segments).length, 41);
+});
