@@ -49,7 +49,7 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
 }
 
 /** Digests started at once by {@linkcode sha256All}: bounds each burst of work on the event loop. */
-const DIGEST_SLICE = 256;
+const DIGEST_SLICE = 32;
 
 /**
  * SHA-256 of many contents, in input order. Digests run a slice at a time, so

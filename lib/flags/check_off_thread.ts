@@ -1,14 +1,16 @@
 /**
- * Manifest validation that never holds the event loop: small manifests are
- * validated in place (a few milliseconds at most), large ones in a worker, so
- * a 10,000-file push, or the first evaluation after it, does not stall the
- * evaluations and streams that the same process serves meanwhile.
+ * Manifest work that never holds the event loop: decoding a JSON upload and
+ * validating. Small manifests are handled in place (a few milliseconds at
+ * most), large ones in a worker, so a 10,000-file push, or the first
+ * evaluation after it, does not stall the evaluations and streams that the
+ * same process serves meanwhile.
  *
  * @module
  */
-import { type Problem, ProblemsError } from "../errors.ts";
+import { type Problem, ProblemsError, UsageError } from "../errors.ts";
+import { type JsonManifest, manifestFromJson } from "./files.ts";
 import { type Environment, environmentsOf, type Manifest } from "./model.ts";
-import { validateManifest, type ValidateOptions } from "./validate.ts";
+import { validateManifest, type ValidateOptions, type ValidationResult } from "./validate.ts";
 
 /** What the service needs of a validated manifest. */
 export interface ManifestCheck {
@@ -18,8 +20,6 @@ export interface ManifestCheck {
   warnings: Problem[];
   /** The environments of a valid manifest (`{}` when invalid). */
   environments: Record<string, Environment>;
-  /** The model of a valid manifest. */
-  manifest?: Manifest;
 }
 
 /** Files up to which validation runs in place: about 5 ms of work. */
@@ -74,9 +74,27 @@ export function checkInPlace(
   files: ReadonlyMap<string, Uint8Array>,
   options: ValidateOptions = {},
 ): ManifestCheck {
+  // The model stays here: cloning 10,000 flags back from a worker costs tens of ms.
   const { problems, warnings, manifest } = validateManifest(files, options);
-  if (manifest === undefined) return { problems, warnings, environments: {} };
-  return { problems, warnings, environments: environmentsOf(manifest), manifest };
+  return { problems, warnings, environments: manifest ? environmentsOf(manifest) : {} };
+}
+
+/**
+ * Loads a stored version in the calling thread; what the worker runs for
+ * {@linkcode loadStoredManifest}.
+ *
+ * @param files path to file bytes
+ * @returns the validation result with `{stored: true}`
+ *
+ * @example
+ * ```ts
+ * import { loadInPlace } from "./check_off_thread.ts";
+ * const { manifest } = loadInPlace(new Map());
+ * if (manifest === undefined) throw new Error();
+ * ```
+ */
+export function loadInPlace(files: ReadonlyMap<string, Uint8Array>): ValidationResult {
+  return validateManifest(files, { stored: true });
 }
 
 /** A stored version's model and what loading it tolerated. */
@@ -113,7 +131,10 @@ export interface StoredManifest {
 export async function loadStoredManifest(
   files: ReadonlyMap<string, Uint8Array>,
 ): Promise<StoredManifest> {
-  const { problems, warnings, manifest } = await checkManifest(files, { stored: true });
+  const { problems, warnings, manifest } = files.size <= IN_PLACE_FILES &&
+      totalBytes(files) <= IN_PLACE_BYTES
+    ? loadInPlace(files)
+    : await inTurn(() => inWorker<ValidationResult>({ op: "load", files }));
   if (manifest === undefined) throw new ProblemsError(problems);
   return { manifest, warnings };
 }
@@ -144,25 +165,58 @@ async function inTurn<T>(task: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Decodes a manifest sent as JSON (`{files: {path: text}, message?}`), in a
+ * worker when the body is over {@linkcode IN_PLACE_BYTES}; throws what
+ * {@linkcode manifestFromJson} throws either way.
+ *
+ * @param bytes the request body
+ * @returns the files and the message
+ *
+ * @example
+ * ```ts
+ * import { decodeJsonManifest } from "./check_off_thread.ts";
+ * const body = new TextEncoder().encode('{"files": {}, "message": "empty"}');
+ * const { files, message } = await decodeJsonManifest(body);
+ * if (files.size !== 0 || message !== "empty") throw new Error();
+ * ```
+ */
+export function decodeJsonManifest(bytes: Uint8Array): Promise<JsonManifest> {
+  if (bytes.length <= IN_PLACE_BYTES) return Promise.resolve(manifestFromJson(bytes));
+  return inTurn(() => inWorker<JsonManifest>({ op: "json", bytes }));
+}
+
 function checkInWorker(
   files: ReadonlyMap<string, Uint8Array>,
   options: ValidateOptions,
 ): Promise<ManifestCheck> {
+  return inWorker<ManifestCheck>({ op: "check", files, options });
+}
+
+/** Runs one request in a new worker; a refusal there is rethrown here as `UsageError`. */
+function inWorker<T>(request: WorkerRequest): Promise<T> {
   const worker = new Worker(new URL("./_check_worker.ts", import.meta.url), { type: "module" });
-  return new Promise<ManifestCheck>((resolve, reject) => {
-    worker.onmessage = (e: MessageEvent<ManifestCheck>) => resolve(e.data);
+  return new Promise<T>((resolve, reject) => {
+    worker.onmessage = (e: MessageEvent<WorkerReply<T>>) => {
+      const reply = e.data;
+      if ("ok" in reply) resolve(reply.ok);
+      else reject(new UsageError(reply.refused.message, { details: reply.refused.details ?? {} }));
+    };
     worker.onerror = (e) => {
       e.preventDefault();
-      reject(new Error(`manifest validation failed: ${e.message}`));
+      reject(new Error(`manifest work failed: ${e.message}`));
     };
-    worker.postMessage({ files, options } satisfies CheckRequest);
+    worker.postMessage(request);
   }).finally(() => worker.terminate());
 }
 
-/** What {@linkcode checkInWorker} sends its worker (lib/flags/_check_worker.ts). */
-export interface CheckRequest {
-  /** The file set. */
-  files: ReadonlyMap<string, Uint8Array>;
-  /** The validation options. */
-  options: ValidateOptions;
-}
+/** What {@linkcode inWorker} sends its worker (lib/flags/_check_worker.ts). */
+export type WorkerRequest =
+  | { op: "check"; files: ReadonlyMap<string, Uint8Array>; options: ValidateOptions }
+  | { op: "load"; files: ReadonlyMap<string, Uint8Array> }
+  | { op: "json"; bytes: Uint8Array };
+
+/** What the worker answers: a result, or the message of a `UsageError`. */
+export type WorkerReply<T> = { ok: T } | {
+  refused: { message: string; details?: Record<string, unknown> };
+};

@@ -239,3 +239,53 @@ function unknownEntry(e: Deno.DirEntry, rel: string): string {
   }
   return unknownFileMessage(rel);
 }
+
+/** A manifest sent as JSON: `{files: {path: text}, message?}`. */
+export interface JsonManifest {
+  /** The file set, texts encoded as UTF-8. */
+  files: ManifestFiles;
+  /** The push message, when one was sent. */
+  message: string | undefined;
+}
+
+/**
+ * Decodes a manifest sent as a JSON body, `{files: {path: text}, message?}`,
+ * into a file set; throws `UsageError` (400 `invalid_request`) for a body
+ * that is not that shape.
+ *
+ * @param bytes the body, UTF-8 JSON
+ * @returns the files and the message
+ *
+ * @example
+ * ```ts
+ * import { manifestFromJson } from "./files.ts";
+ * const body = new TextEncoder().encode('{"files": {"namespace.toml": "schema_version = 1\\n"}}');
+ * const { files, message } = manifestFromJson(body);
+ * if (files.size !== 1 || message !== undefined) throw new Error();
+ * ```
+ */
+export function manifestFromJson(bytes: Uint8Array): JsonManifest {
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (err) {
+    throw new UsageError(`request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new UsageError("request body must be a JSON object");
+  }
+  const { files, message } = body as Record<string, unknown>;
+  if (files === null || typeof files !== "object" || Array.isArray(files)) {
+    throw new UsageError("files must be an object of path → text");
+  }
+  if (message !== undefined && message !== null && typeof message !== "string") {
+    throw new UsageError("message must be a string", { details: { field: "message" } });
+  }
+  const encoder = new TextEncoder();
+  const out: ManifestFiles = new Map();
+  for (const [path, text] of Object.entries(files)) {
+    if (typeof text !== "string") throw new UsageError(`files["${path}"] must be a string`);
+    out.set(path, encoder.encode(text));
+  }
+  return { files: out, message: typeof message === "string" ? message : undefined };
+}

@@ -12,17 +12,15 @@ import { authorize } from "../auth/permissions.ts";
 import { packArchive, unpackArchive } from "../closure/archive.ts";
 import { ClosureMemo } from "../closure/memo.ts";
 import { NotFoundError, ProblemsError, UsageError } from "../errors.ts";
-import { checkManifest } from "../flags/check_off_thread.ts";
+import { checkManifest, decodeJsonManifest } from "../flags/check_off_thread.ts";
 import type { Environment } from "../flags/model.ts";
 import { commitVersion, getHead, getVersion, listVersions, readFiles } from "../store/versions.ts";
 import type { VersionMeta } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
-import { MANIFEST_BODY_LIMIT, parseJsonObject, readBodyBytes, readJsonObject } from "./body.ts";
+import { MANIFEST_BODY_LIMIT, readBodyBytes, readJsonObject } from "./body.ts";
 import { intParam, stringField } from "./params.ts";
 
 type Ctx = Context<AppEnv>;
-
-const encoder = new TextEncoder();
 
 /**
  * The manifest routes, mounted under `/tenants/:tenant/namespaces/:ns`.
@@ -179,17 +177,8 @@ async function readUpload(c: Ctx): Promise<Upload> {
   const bytes = await readBodyBytes(c.req.raw, MANIFEST_BODY_LIMIT);
   const type = c.req.header("content-type") ?? "";
   if (/^application\/(.+\+)?json\b/i.test(type)) {
-    const body = parseJsonObject(bytes);
-    const files = body.files;
-    if (files === null || typeof files !== "object" || Array.isArray(files)) {
-      throw new UsageError("files must be an object of path → text");
-    }
-    const out = new Map<string, Uint8Array>();
-    for (const [path, text] of Object.entries(files)) {
-      if (typeof text !== "string") throw new UsageError(`files["${path}"] must be a string`);
-      out.set(path, encoder.encode(text));
-    }
-    return { files: out, message: stringField(body, "message") };
+    // a large body is decoded off the serving thread, as it is validated
+    return await decodeJsonManifest(bytes);
   }
   if (bytes.length === 0) {
     throw new UsageError("request body is empty: send a tar.gz or JSON manifest");

@@ -1,9 +1,13 @@
-import { assertEquals, assertRejects } from "../assert.ts";
-import { ProblemsError } from "../../lib/errors.ts";
+import { assertEquals, assertRejects, assertStringIncludes } from "../assert.ts";
+import { ProblemsError, UsageError } from "../../lib/errors.ts";
+import { manifestFromJson } from "../../lib/flags/files.ts";
 import {
   checkInPlace,
   checkManifest,
+  decodeJsonManifest,
+  IN_PLACE_BYTES,
   IN_PLACE_FILES,
+  loadInPlace,
   loadStoredManifest,
   MAX_WORKERS,
 } from "../../lib/flags/check_off_thread.ts";
@@ -25,8 +29,15 @@ Deno.test("a large valid manifest checked in a worker gives its environments and
   const off = await checkManifest(files);
   assertEquals(off.problems, []);
   assertEquals(off.environments, { production: { public_evaluate: true } });
-  assertEquals(Object.keys(off.manifest!.flags).length, IN_PLACE_FILES * 4);
-  assertEquals(off, checkInPlace(files), "the same model as in place");
+  assertEquals(off, checkInPlace(files), "the same outcome as in place");
+});
+
+Deno.test("a large stored version is loaded in a worker into the same model as in place", async () => {
+  const files = manifest(IN_PLACE_FILES * 4);
+  const { manifest: m, warnings } = await loadStoredManifest(files);
+  assertEquals(warnings, []);
+  assertEquals(Object.keys(m.flags).length, IN_PLACE_FILES * 4);
+  assertEquals(m, loadInPlace(files).manifest);
 });
 
 Deno.test("a large invalid manifest checked in a worker reports exactly what in-place validation does", async () => {
@@ -137,4 +148,53 @@ Deno.test("a few files of large content are validated in a worker too, with the 
     clearInterval(timer);
   }
   assertEquals(ticks > 0, true, `${ticks} ticks`);
+});
+
+Deno.test("a large JSON manifest body is decoded in a worker into the same files and message", async () => {
+  const texts: Record<string, string> = {};
+  for (let i = 0; i < 3000; i++) texts[`flags/f${i}.toml`] = flag(i);
+  const body = enc.encode(JSON.stringify({ files: texts, message: "big push" }));
+  assertEquals(body.length > IN_PLACE_BYTES, true);
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 1);
+  let decoded;
+  try {
+    decoded = await decodeJsonManifest(body);
+  } finally {
+    clearInterval(timer);
+  }
+  assertEquals(ticks > 0, true, "timers ran while it was decoded");
+  assertEquals(decoded, manifestFromJson(body));
+  assertEquals(decoded.message, "big push");
+  assertEquals(new TextDecoder().decode(decoded.files.get("flags/f2999.toml")), flag(2999));
+});
+
+Deno.test("a large JSON body of the wrong shape is refused with the same 400 as a small one", async () => {
+  const pad = "x".repeat(IN_PLACE_BYTES);
+  for (
+    const [body, message] of [
+      [{ files: { "flags/a.toml": 5 }, pad }, 'files["flags/a.toml"] must be a string'],
+      [{ files: [], pad }, "files must be an object of path → text"],
+      [{ files: {}, message: 7, pad }, "message must be a string"],
+    ] as const
+  ) {
+    const bytes = enc.encode(JSON.stringify(body));
+    const err = await assertRejects(() => decodeJsonManifest(bytes), UsageError);
+    assertEquals([err.message, err.status], [message, 400]);
+    assertEquals(
+      err.message,
+      (() => {
+        try {
+          manifestFromJson(bytes);
+        } catch (e) {
+          return (e as Error).message;
+        }
+      })(),
+    );
+  }
+  const notJson = await assertRejects(
+    () => decodeJsonManifest(enc.encode(`{"files": ${pad}`)),
+    UsageError,
+  );
+  assertStringIncludes(notJson.message, "request body is not valid JSON");
 });
