@@ -120,7 +120,7 @@ export function serveBounded(
       const limit = t.served ? limits.keepAliveTimeoutMs : limits.headerTimeoutMs;
       if (now - t.since >= limit) {
         open.delete(t);
-        t.close.abort();
+        abortQuietly(t.close);
       }
     }
   }, sweepEvery);
@@ -133,7 +133,7 @@ export function serveBounded(
     } catch {
       // already closed
     }
-    for (const t of open) t.close.abort();
+    for (const t of open) abortQuietly(t.close);
   };
   if (signal?.aborted) stop();
   else signal?.addEventListener("abort", stop, { once: true });
@@ -243,6 +243,37 @@ export function serveBounded(
       return { connections: open.size, inFlight };
     },
   };
+}
+
+/**
+ * Aborts a connection's signal. Deno's HTTP engine cancels the connection
+ * from an abort listener, which throws `BadResource` when the connection
+ * died a moment before (its resource is gone): listener errors are reported
+ * as uncaught and would end the process, so that one is swallowed here.
+ *
+ * @param controller the connection's controller
+ *
+ * @example
+ * ```ts
+ * import { abortQuietly } from "./bounded_server.ts";
+ * const ac = new AbortController();
+ * ac.signal.addEventListener("abort", () => {
+ *   throw new Deno.errors.BadResource("Bad resource ID");
+ * });
+ * abortQuietly(ac);
+ * if (!ac.signal.aborted) throw new Error();
+ * ```
+ */
+export function abortQuietly(controller: AbortController): void {
+  const swallow = (e: ErrorEvent) => {
+    if (e.error instanceof Deno.errors.BadResource) e.preventDefault();
+  };
+  globalThis.addEventListener("error", swallow);
+  try {
+    controller.abort();
+  } finally {
+    globalThis.removeEventListener("error", swallow);
+  }
 }
 
 /** Is this the error of an `accept` that found no free file descriptor? */

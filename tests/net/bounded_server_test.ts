@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../assert.ts";
-import { type ConnectionLimits, serveBounded } from "../../lib/net/bounded_server.ts";
+import { abortQuietly, type ConnectionLimits, serveBounded } from "../../lib/net/bounded_server.ts";
 
 const encoder = new TextEncoder();
 
@@ -97,4 +97,15 @@ Deno.test("stats count open connections and the requests in flight on them", asy
   } finally {
     await s.stop();
   }
+});
+
+Deno.test("closing a connection whose resource is already gone does not end the process", async () => {
+  const ac = new AbortController();
+  ac.signal.addEventListener("abort", () => {
+    // what Deno's HTTP engine throws when the connection died a moment before
+    throw new Deno.errors.BadResource("Bad resource ID");
+  });
+  abortQuietly(ac);
+  await new Promise((r) => setTimeout(r, 10)); // an uncaught error would fail the test here
+  assertEquals(ac.signal.aborted, true);
 });
