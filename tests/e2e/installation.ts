@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { assertEquals } from "../assert.ts";
 import { type ServerProcess, startServer } from "./server_process.ts";
 import { type CliResult, runCfgtool } from "../cli_process.ts";
 
@@ -112,4 +113,40 @@ export async function startInstallation(
       await Deno.remove(dir, { recursive: true });
     },
   };
+}
+
+/**
+ * Runs `fn` against a fresh installation holding tenant `acme`, its
+ * namespace `web` and a `namespace-read` token for it, then closes it.
+ *
+ * @example
+ * ```ts ignore
+ * await withReadableNamespace(async (inst, read) => { await inst.api("GET", "/healthz", read); });
+ * ```
+ */
+export async function withReadableNamespace(
+  fn: (inst: Installation, read: string) => Promise<void>,
+) {
+  const inst = await startInstallation();
+  try {
+    assertEquals(
+      (await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status,
+      201,
+    );
+    assertEquals(
+      (await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, { slug: "web" }))
+        .status,
+      201,
+    );
+    const token = await inst.api("POST", "/api/v1/tokens", inst.admin, {
+      type: "namespace-read",
+      name: "reader",
+      tenant_slug: "acme",
+      namespace_slug: "web",
+    });
+    assertEquals(token.status, 201, JSON.stringify(token.body));
+    await fn(inst, token.body.secret);
+  } finally {
+    await inst.close();
+  }
 }

@@ -5,7 +5,7 @@
  * the server keeps answering `/healthz`.
  */
 import { assert, assertEquals } from "../assert.ts";
-import { type Installation, startInstallation } from "./installation.ts";
+import { type Installation, withReadableNamespace } from "./installation.ts";
 import { MAX_MATCH_INPUT } from "../../lib/linear_regex.ts";
 
 const BASE = "/api/v1/tenants/acme/namespaces/web";
@@ -37,31 +37,6 @@ function hostile(pattern: (i: number) => string): Record<string, string> {
   return files;
 }
 
-async function withNamespace(fn: (inst: Installation, read: string) => Promise<void>) {
-  const inst = await startInstallation();
-  try {
-    assertEquals(
-      (await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status,
-      201,
-    );
-    assertEquals(
-      (await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, { slug: "web" }))
-        .status,
-      201,
-    );
-    const token = await inst.api("POST", "/api/v1/tokens", inst.admin, {
-      type: "namespace-read",
-      name: "reader",
-      tenant_slug: "acme",
-      namespace_slug: "web",
-    });
-    assertEquals(token.status, 201, JSON.stringify(token.body));
-    await fn(inst, token.body.secret);
-  } finally {
-    await inst.close();
-  }
-}
-
 async function push(inst: Installation, files: Record<string, string>): Promise<void> {
   const put = await inst.api("PUT", `${BASE}/manifest`, inst.admin, { files });
   assert(put.status === 200 || put.status === 201, JSON.stringify(put.body).slice(0, 500));
@@ -86,7 +61,7 @@ async function evaluateAllBesideHealthz(
 }
 
 Deno.test("2,000 hostile matches segments: evaluate/all answers by the budget rules beside /healthz", async (t) => {
-  await withNamespace(async (inst, read) => {
+  await withReadableNamespace(async (inst, read) => {
     await t.step("one pattern in every segment: a 32 KB value matches nowhere", async () => {
       await push(inst, hostile(() => "^(a|b)*$"));
       // Just under the 32 KiB context limit.

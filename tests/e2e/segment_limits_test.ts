@@ -4,7 +4,7 @@
  * accepts evaluates through every evaluation endpoint.
  */
 import { assert, assertEquals } from "../assert.ts";
-import { type Installation, startInstallation } from "./installation.ts";
+import { withReadableNamespace } from "./installation.ts";
 
 const BASE = "/api/v1/tenants/acme/namespaces/web";
 const NS = "schema_version = 1\n[namespace.environments.production]\n";
@@ -33,33 +33,8 @@ function chain(n: number): Record<string, string> {
   return files;
 }
 
-async function withNamespace(fn: (inst: Installation, read: string) => Promise<void>) {
-  const inst = await startInstallation();
-  try {
-    assertEquals(
-      (await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status,
-      201,
-    );
-    assertEquals(
-      (await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, { slug: "web" }))
-        .status,
-      201,
-    );
-    const token = await inst.api("POST", "/api/v1/tokens", inst.admin, {
-      type: "namespace-read",
-      name: "reader",
-      tenant_slug: "acme",
-      namespace_slug: "web",
-    });
-    assertEquals(token.status, 201, JSON.stringify(token.body));
-    await fn(inst, token.body.secret);
-  } finally {
-    await inst.close();
-  }
-}
-
 Deno.test("segment nesting limit and linear-time patterns through a real server", async (t) => {
-  await withNamespace(async (inst, read) => {
+  await withReadableNamespace(async (inst, read) => {
     await t.step("a 5,000-deep segment chain is refused with 422, naming the chain", async () => {
       const res = await inst.api("PUT", `${BASE}/manifest`, inst.admin, { files: chain(5000) });
       assertEquals(res.status, 422, JSON.stringify(res.body).slice(0, 500));
