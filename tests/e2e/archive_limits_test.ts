@@ -6,7 +6,7 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { packArchive } from "../../lib/closure/archive.ts";
-import { startInstallation } from "./installation.ts";
+import { createAcmeWeb, startInstallation } from "./installation.ts";
 
 const NS_TOML = `schema_version = 1
 
@@ -51,15 +51,7 @@ async function bomb(zeros: number): Promise<Uint8Array> {
 Deno.test("a tar.gz that inflates past the 16 MiB unpack limit is refused with 413 (gzip bomb)", async () => {
   const inst = await startInstallation();
   try {
-    assertEquals(
-      (await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status,
-      201,
-    );
-    assertEquals(
-      (await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, { slug: "web" }))
-        .status,
-      201,
-    );
+    await createAcmeWeb(inst);
     // 64 MiB of inflated data (4x maxTotalBytes) from a ~64 KiB body
     const body = await bomb(64 * 1024 * 1024);
     assert(body.length < 200 * 1024, `bomb is ${body.length} bytes`);

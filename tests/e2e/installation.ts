@@ -129,15 +129,7 @@ export async function withReadableNamespace(
 ) {
   const inst = await startInstallation();
   try {
-    assertEquals(
-      (await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status,
-      201,
-    );
-    assertEquals(
-      (await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, { slug: "web" }))
-        .status,
-      201,
-    );
+    await createAcmeWeb(inst);
     const token = await inst.api("POST", "/api/v1/tokens", inst.admin, {
       type: "namespace-read",
       name: "reader",
@@ -149,4 +141,24 @@ export async function withReadableNamespace(
   } finally {
     await inst.close();
   }
+}
+
+/**
+ * Creates tenant `acme` and its namespace `web` as the superadmin.
+ *
+ * @example
+ * ```ts ignore
+ * await createAcmeWeb(inst);
+ * ```
+ */
+export async function createAcmeWeb(inst: Installation): Promise<void> {
+  assertEquals(
+    (await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status,
+    201,
+  );
+  assertEquals(
+    (await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, { slug: "web" }))
+      .status,
+    201,
+  );
 }

@@ -3,7 +3,7 @@ import { packTar } from "tar";
 import { closureHash } from "../../lib/closure/hash.ts";
 import { packArchive, unpackArchive } from "../../lib/closure/archive.ts";
 import { startServer } from "./server_process.ts";
-import { type Installation, runCli, startInstallation } from "./installation.ts";
+import { createAcmeWeb, type Installation, runCli, startInstallation } from "./installation.ts";
 
 const NS = `schema_version = 1
 [namespace]
@@ -30,15 +30,7 @@ const BASE = "/api/v1/tenants/acme/namespaces/web";
 async function withInstallation(fn: (inst: Installation) => Promise<void>): Promise<void> {
   const inst = await startInstallation();
   try {
-    assertEquals(
-      (await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status,
-      201,
-    );
-    assertEquals(
-      (await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, { slug: "web" }))
-        .status,
-      201,
-    );
+    await createAcmeWeb(inst);
     await fn(inst);
   } finally {
     await inst.close();
