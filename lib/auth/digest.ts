@@ -6,7 +6,7 @@
  * @module
  */
 import { createHmac } from "node:crypto";
-import { toHex } from "../closure/hash.ts";
+import { timingSafeEqual, toHex } from "../bytes.ts";
 
 const encoder = new TextEncoder();
 
@@ -53,29 +53,6 @@ const KEY_BYTES = new WeakMap<CryptoKey, Uint8Array>();
  */
 export function rememberKeyBytes(key: CryptoKey, bytes: Uint8Array): void {
   KEY_BYTES.set(key, bytes.slice());
-}
-
-/**
- * Compares two byte arrays in time that depends only on their length.
- * Arrays of different lengths are unequal (lengths are not secret here:
- * digests always have 32 bytes).
- *
- * @param a first array
- * @param b second array
- * @returns true when every byte is equal
- *
- * @example
- * ```ts
- * import { timingSafeEqual } from "./digest.ts";
- * if (!timingSafeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 2]))) throw new Error();
- * if (timingSafeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 3]))) throw new Error();
- * ```
- */
-export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
-  return diff === 0;
 }
 
 /**

@@ -11,7 +11,8 @@
  * @module
  */
 import { base64 } from "base";
-import { closureHash, sha256Hex } from "../closure/hash.ts";
+import { closureHash } from "../closure/hash.ts";
+import { sha256Hex } from "../bytes.ts";
 import { unpackArchive } from "../closure/archive.ts";
 import { CfgtoolError, formatProblem, ProblemsError } from "../errors.ts";
 import { type CompiledModel, compileManifest } from "../flags/evaluate.ts";

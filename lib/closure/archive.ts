@@ -8,7 +8,8 @@
  */
 import { createTarDecoder, packTar, type TarEntry } from "tar";
 import { CfgtoolError, UsageError } from "../errors.ts";
-import { compareUtf8, type FileSet } from "./hash.ts";
+import type { FileSet } from "./hash.ts";
+import { compareUtf8 } from "../bytes.ts";
 
 /** Limits applied when unpacking an uploaded archive. */
 export interface UnpackLimits {

@@ -10,7 +10,8 @@
  * @module
  */
 import { base64 } from "base";
-import { compareUtf8, type FileSet, sha256Hex } from "./hash.ts";
+import type { FileSet } from "./hash.ts";
+import { bytesEqual, compareUtf8, sha256Hex } from "../bytes.ts";
 
 /** A delta op. */
 export type DeltaOp = "added" | "modified" | "removed" | "enter" | "leave";
@@ -166,26 +167,6 @@ export function chooseDelivery(facts: DeliveryFacts, limits: DeliveryLimits): De
   if (facts.entries > limits.deltaFileLimit) return "snapshot:too_many_files";
   if (facts.dataBytes > limits.inlineEventLimitBytes) return "snapshot:too_large";
   return "inline";
-}
-
-/**
- * Whether two byte arrays are equal.
- *
- * @param a first
- * @param b second
- * @returns true when equal
- *
- * @example
- * ```ts
- * import { bytesEqual } from "./delta.ts";
- * if (!bytesEqual(new Uint8Array([1]), new Uint8Array([1]))) throw new Error();
- * ```
- */
-export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 async function withContent(path: string, op: DeltaOp, bytes: Uint8Array): Promise<FileEntry> {

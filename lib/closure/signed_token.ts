@@ -12,7 +12,7 @@
  * @module
  */
 import { base64urlnopad } from "base";
-import { timingSafeEqual } from "../auth/digest.ts";
+import { timingSafeEqual } from "../bytes.ts";
 
 /** Lifetime of a signed token. */
 export const SIGNED_TOKEN_TTL_MS = 60_000;

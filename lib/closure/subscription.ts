@@ -10,7 +10,7 @@
 import { base64urlnopad } from "base";
 import { UsageError } from "../errors.ts";
 import { KEY_RE } from "../flags/model.ts";
-import { compareUtf8 } from "./hash.ts";
+import { compareUtf8 } from "../bytes.ts";
 
 /** The subscribed flags of one namespace: every flag, or a set of keys. */
 export type FlagSelection = "*" | readonly string[];

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { compareUtf8 } from "../closure/hash.ts";
+import { compareUtf8 } from "../bytes.ts";
 
 const BARE_KEY_RE = /^[A-Za-z0-9_-]+$/;
 

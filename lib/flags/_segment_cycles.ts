@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { compareUtf8 } from "../closure/hash.ts";
+import { compareUtf8 } from "../bytes.ts";
 import type { Problem } from "../errors.ts";
 
 /**

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { compareUtf8 } from "../closure/hash.ts";
+import { compareUtf8 } from "../bytes.ts";
 import type { Problem } from "../errors.ts";
 import { MAX_SEGMENT_DEPTH } from "./model.ts";
 

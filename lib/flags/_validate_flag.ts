@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { compareUtf8 } from "../closure/hash.ts";
+import { compareUtf8 } from "../bytes.ts";
 import type { TomlTable } from "../toml.ts";
 import { join } from "./_key_path.ts";
 import { describe, type FileChecker, isTable } from "./_validate_common.ts";

@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import { CfgtoolError, type Problem, ProblemsError, UsageError } from "../errors.ts";
 import { compareProblems } from "./validate.ts";
 import { MAX_FILE_BYTES, parseManifestPath, unknownFileMessage } from "./model.ts";
-import { compareUtf8 } from "../closure/hash.ts";
+import { compareUtf8 } from "../bytes.ts";
 
 /** A manifest file set: relative `/`-separated path to exact file bytes. */
 export type ManifestFiles = Map<string, Uint8Array>;

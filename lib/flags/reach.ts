@@ -7,7 +7,7 @@
  * @module
  */
 import { refName } from "../conditions.ts";
-import { compareUtf8 } from "../closure/hash.ts";
+import { compareUtf8 } from "../bytes.ts";
 import type { Flag, Manifest, Segment } from "./model.ts";
 
 /**

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { compareUtf8 } from "../closure/hash.ts";
+import { compareUtf8 } from "../bytes.ts";
 import { type Problem, ProblemsError } from "../errors.ts";
 import { parseToml, type TomlTable } from "../toml.ts";
 import { compareKeyPaths } from "./_key_path.ts";

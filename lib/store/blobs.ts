@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { sha256All, sha256Hex, toHex } from "../closure/hash.ts";
+import { sha256All, sha256Hex, toHex } from "../bytes.ts";
 import { blobChunkKey, blobChunkPrefix, blobMetaKey } from "./keys.ts";
 
 /** Largest chunk stored in one KV value. */

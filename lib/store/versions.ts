@@ -12,7 +12,8 @@
  *
  * @module
  */
-import { closureHash, compareUtf8 } from "../closure/hash.ts";
+import { closureHash } from "../closure/hash.ts";
+import { compareUtf8 } from "../bytes.ts";
 import { NotFoundError, PreconditionFailedError } from "../errors.ts";
 import { getBlob, getBlobs, putBlob, putBlobs } from "./blobs.ts";
 import { headKey, versionKey, versionPrefix } from "./keys.ts";

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { compareUtf8 } from "../closure/hash.ts";
+import { compareUtf8 } from "../bytes.ts";
 import type { Problem } from "../errors.ts";
 import { contractFileProblems, type ContractResult, generateContract } from "./context_contract.ts";
 import { readWorkspaceFiles } from "./files.ts";

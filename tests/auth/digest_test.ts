@@ -1,7 +1,8 @@
 import { assert, assertEquals, assertNotEquals } from "../assert.ts";
-import { digestsEqual, hmacHex, timingSafeEqual } from "../../lib/auth/digest.ts";
+import { digestsEqual, hmacHex } from "../../lib/auth/digest.ts";
+import { timingSafeEqual } from "../../lib/bytes.ts";
 import { importTokenKey, randomTokenKey } from "../../lib/auth/hmac_key.ts";
-import { toHex } from "../../lib/closure/hash.ts";
+import { toHex } from "../../lib/bytes.ts";
 
 Deno.test("hmacHex() is HMAC-SHA-256 under the key, and differs per key", async () => {
   const raw = new Uint8Array(32).fill(1);

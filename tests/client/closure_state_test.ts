@@ -1,6 +1,7 @@
 import { assert, assertEquals, assertRejects, assertThrows } from "../assert.ts";
 import { base64 } from "base";
-import { closureHash, sha256Hex } from "../../lib/closure/hash.ts";
+import { closureHash } from "../../lib/closure/hash.ts";
+import { sha256Hex } from "../../lib/bytes.ts";
 import { packArchive } from "../../lib/closure/archive.ts";
 import {
   ClosureState,

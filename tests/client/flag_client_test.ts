@@ -9,7 +9,7 @@ import { type ChangeEvent, FlagClient, type RefreshError } from "../../lib/clien
 import { CfgtoolError } from "../../lib/errors.ts";
 import { NS_TOML, stringFlag, waitFor } from "./fixture.ts";
 import { base64 } from "base";
-import { sha256Hex } from "../../lib/closure/hash.ts";
+import { sha256Hex } from "../../lib/bytes.ts";
 
 const ORIGIN = "http://svc.test";
 const enc = new TextEncoder();

@@ -6,7 +6,8 @@ import {
   computeDelta,
   type FileEntry,
 } from "../../lib/closure/delta.ts";
-import { closureHash, sha256Hex } from "../../lib/closure/hash.ts";
+import { closureHash } from "../../lib/closure/hash.ts";
+import { sha256Hex } from "../../lib/bytes.ts";
 import { selectClosure } from "../../lib/closure/select.ts";
 import { tarSize } from "../../lib/events/closures.ts";
 import { flagToml, NS_TOML, segmentToml } from "../events/world.ts";

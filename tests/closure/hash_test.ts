@@ -1,6 +1,7 @@
 import { assert, assertEquals, assertNotEquals } from "../assert.ts";
 import fc from "fast-check";
-import { closureHash, compareUtf8, sha256Hex } from "../../lib/closure/hash.ts";
+import { closureHash } from "../../lib/closure/hash.ts";
+import { compareUtf8, sha256Hex } from "../../lib/bytes.ts";
 
 const enc = new TextEncoder();
 

@@ -1,6 +1,6 @@
 import { assertEquals } from "../assert.ts";
 import { BLOB_CHUNK_SIZE, getBlob, getBlobs, putBlob, putBlobs } from "../../lib/store/blobs.ts";
-import { sha256Hex } from "../../lib/closure/hash.ts";
+import { sha256Hex } from "../../lib/bytes.ts";
 
 Deno.test("putBlob() chunks content over 60 KiB and getBlob() reads it back identical", async () => {
   const kv = await Deno.openKv(":memory:");
