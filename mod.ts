@@ -33,17 +33,46 @@ export {
   type Operator,
   OPERATORS,
   type Predicate,
+  type PredicateOptions,
+  type PredicateProblem,
+  type Scalar,
   validatePredicate,
 } from "./lib/conditions.ts";
 
 // Closure hash and archives
 export { closureHash, type FileSet } from "./lib/closure/hash.ts";
-export { packArchive, unpackArchive } from "./lib/closure/archive.ts";
+export { packArchive, unpackArchive, type UnpackLimits } from "./lib/closure/archive.ts";
 
 // Flag manifests
-export type { Flag, Manifest, Rule, Segment } from "./lib/flags/model.ts";
-export { parseManifest, validateManifest } from "./lib/flags/validate.ts";
-export { readManifestDir, writeManifestDir } from "./lib/flags/files.ts";
+export {
+  type Environment,
+  type EnvironmentOverride,
+  type Flag,
+  FLAG_TYPES,
+  type FlagType,
+  type JsonValue,
+  type Manifest,
+  type NamespaceInfo as ManifestNamespace,
+  type RolloutEntry,
+  type RolloutRule,
+  type Rule,
+  type RuleBase,
+  type Segment,
+  type VariationRule,
+  type VariationValue,
+} from "./lib/flags/model.ts";
+export {
+  parseManifest,
+  validateManifest,
+  type ValidateOptions,
+  type ValidationResult,
+} from "./lib/flags/validate.ts";
+export {
+  type ManifestFiles,
+  readManifestDir,
+  writeManifestDir,
+  type WriteOptions,
+} from "./lib/flags/files.ts";
 
 // Flag evaluation engine (the server's, the SDK's and `cfgtool flags eval`'s)
 export {
@@ -58,8 +87,40 @@ export {
 } from "./lib/flags/evaluate.ts";
 export { bucketOf } from "./lib/flags/bucket.ts";
 
-// Service client
-export { ServiceClient } from "./lib/client/api.ts";
+// Service client (docs/api.md) and the bodies it sends and reads (lib/protocol/)
+export {
+  type ManifestArchive,
+  requestIdOf,
+  ServiceClient,
+  type ServiceClientOptions,
+  type UploadFiles,
+} from "./lib/client/api.ts";
+export type {
+  AuditEntryInfo,
+  EnvironmentSettings,
+  IssuedToken,
+  LintResult,
+  ManifestJson,
+  NamespaceHead,
+  NamespaceInfo,
+  Page,
+  PrincipalType,
+  PutResult,
+  TenantInfo,
+  TokenInfo,
+  TokenStatus,
+  TokenType,
+  VersionInfo,
+} from "./lib/protocol/responses.ts";
+export type {
+  AuditQuery,
+  CreateNamespaceInput,
+  CreateTenantInput,
+  CreateTokenInput,
+  RollbackInput,
+  RotateTokenInput,
+  TokenQuery,
+} from "./lib/protocol/requests.ts";
 
 // Errors
 export {
@@ -81,6 +142,15 @@ export {
   type NamespaceSubscriptionSpec,
   type RefreshError,
 } from "./lib/client/flag_client.ts";
-export { ClosureState, type IntegrityCheck, IntegrityError } from "./lib/client/closure_state.ts";
-export { WatchAgent, type WatchAgentOptions, type WatchStatus } from "./lib/client/watch_agent.ts";
+export { ClosureState, type StateDiff } from "./lib/client/closure_state.ts";
+export { type IntegrityCheck, IntegrityError } from "./lib/protocol/integrity.ts";
+export type { ResyncReason, VersionEvent, WireFileEntry, WireOp } from "./lib/protocol/events.ts";
+export type { BackoffOptions } from "./lib/client/backoff.ts";
+export type { Logger, LogLevel } from "./lib/log.ts";
+export {
+  type ErrorStatus,
+  WatchAgent,
+  type WatchAgentOptions,
+  type WatchStatus,
+} from "./lib/client/watch_agent.ts";
 export { CfgtoolProvider, type CfgtoolProviderOptions } from "./lib/client/openfeature_provider.ts";

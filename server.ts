@@ -17,6 +17,7 @@ import { DESCRIPTOR_RESERVE, resolveSettings, type ServiceSettings } from "./lib
 import { type ConnectionLimits, serveBounded } from "./lib/net/bounded_server.ts";
 import { raiseDescriptorLimit } from "./lib/net/fd_limit.ts";
 import { startRetention } from "./lib/store/retention.ts";
+import { ManifestWorkers } from "./lib/workers/manifest_workers.ts";
 
 /** Options of {@linkcode createServer}. */
 export interface ServerOptions {
@@ -30,6 +31,11 @@ export interface ServerOptions {
   settings?: Partial<ServiceSettings>;
   /** Public origin for URLs the service hands out (behind a proxy). */
   publicUrl?: string;
+  /**
+   * Start the manifest workers now rather than on first use (`serve` does:
+   * starting one costs its caller tens of milliseconds).
+   */
+  startWorkers?: boolean;
 }
 
 /** A request handler and what it holds open. */
@@ -61,6 +67,8 @@ export function createServer(options: ServerOptions): FlagServer {
   const heads = new HeadWatcher(options.kv, { pollIntervalMs: settings.headPollMs });
   const shutdown = new AbortController();
   const guard = new StreamGuard(options.kv, { intervalMs: settings.streamAuthCheckMs });
+  const workers = new ManifestWorkers();
+  if (options.startWorkers) workers.start();
   const app = createApp({
     kv: options.kv,
     key: options.key,
@@ -68,6 +76,7 @@ export function createServer(options: ServerOptions): FlagServer {
     heads,
     settings,
     guard,
+    workers,
     shutdown: shutdown.signal,
     ...(options.publicUrl ? { publicUrl: options.publicUrl.replace(/\/+$/, "") } : {}),
   });
@@ -82,6 +91,7 @@ export function createServer(options: ServerOptions): FlagServer {
       shutdown.abort();
       guard.close();
       heads.close();
+      workers.close();
       await retention.stop();
     },
   };
@@ -172,6 +182,7 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
     key: loaded.key,
     log,
     settings,
+    startWorkers: true,
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
   });
   const stop = new AbortController();

@@ -1,16 +1,19 @@
 /**
  * Leaf helpers over bytes and strings that every layer shares: UTF-8 order,
  * hex, SHA-256 and equality (plain and constant-time). Nothing here imports
- * another module of the project, and everything runs in a browser.
+ * another module of the project but lib/time_slice.ts, and everything runs
+ * in a browser.
  *
  * @module
  */
+import { TimeSlice } from "./time_slice.ts";
 
 /**
  * Compares two strings in the byte-wise order of their UTF-8 encodings,
  * which is Unicode code-point order, without encoding them. JavaScript's own
  * `<` compares UTF-16 code units and puts a surrogate pair (U+10000 and up)
- * before U+E000–U+FFFF; this does not.
+ * before U+E000–U+FFFF; this does not. (An unpaired surrogate, which
+ * `TextEncoder` writes as U+FFFD, is compared as itself.)
  *
  * @param a first string
  * @param b second string
@@ -100,11 +103,13 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource)));
 }
 
-/** Digests started at once by {@linkcode sha256All}: bounds each burst of work on the event loop. */
+/** Digests started at once by {@linkcode sha256All}. */
 const DIGEST_SLICE = 32;
 
 /**
- * SHA-256 of many contents, in input order. Digests run a slice at a time, so
+ * SHA-256 of many contents, in input order. Digests run a slice at a time,
+ * and the event loop gets a turn every few milliseconds (a digest of a
+ * small input settles at once, so awaiting it alone would not yield), so
  * hashing thousands of files never holds the event loop for long.
  *
  * @param contents the contents to digest
@@ -119,10 +124,13 @@ const DIGEST_SLICE = 32;
  */
 export async function sha256All(contents: readonly Uint8Array[]): Promise<Uint8Array[]> {
   const out: Uint8Array[] = [];
+  const slice = new TimeSlice();
   for (let i = 0; i < contents.length; i += DIGEST_SLICE) {
-    const slice = contents.slice(i, i + DIGEST_SLICE);
+    await slice.pause();
     const digests = await Promise.all(
-      slice.map((c) => crypto.subtle.digest("SHA-256", c as BufferSource)),
+      contents.slice(i, i + DIGEST_SLICE).map((c) =>
+        crypto.subtle.digest("SHA-256", c as BufferSource)
+      ),
     );
     for (const d of digests) out.push(new Uint8Array(d));
   }

@@ -36,6 +36,13 @@ export class CfgtoolError extends Error {
   /** Extra machine-readable facts. */
   readonly details: Record<string, unknown> | undefined;
 
+  /**
+   * Creates an error with a stable code.
+   *
+   * @param code the stable machine-readable code
+   * @param message the human-readable message
+   * @param options HTTP status (default 500), details and cause
+   */
   constructor(
     code: string,
     message: string,
@@ -53,24 +60,57 @@ export class CfgtoolError extends Error {
 }
 
 /**
- * Bad command-line usage or a bad request: wrong flags, a missing
- * argument, a malformed value. Exit status 2 on the CLI; 400
- * `invalid_request` over HTTP.
+ * Bad command-line usage: wrong flags, a missing argument, a malformed
+ * option value. Exit status 2 on the CLI. Server code refuses a bad request
+ * with {@linkcode InvalidRequestError} instead; a `UsageError` that reaches
+ * the HTTP layer anyway is answered like one (400 `invalid_request`).
  *
  * @example
  * ```ts
  * import { UsageError } from "./errors.ts";
  * const err = new UsageError("--context needs key=value");
- * if (err.status !== 400) throw new Error();
+ * if (err.name !== "UsageError" || err.status !== 400) throw new Error();
  * ```
  */
 export class UsageError extends CfgtoolError {
+  /**
+   * Creates a usage error (CLI exit 2, HTTP 400 `invalid_request`).
+   *
+   * @param message what was wrong with the usage or request
+   * @param options details and cause
+   */
   constructor(
     message: string,
     options: Omit<CfgtoolErrorOptions, "status"> = {},
   ) {
     super("invalid_request", message, { ...options, status: 400 });
     this.name = "UsageError";
+  }
+}
+
+/**
+ * A request the service refuses as malformed: a field of the wrong shape, a
+ * missing parameter, a body that is not JSON. 400 `invalid_request` over
+ * HTTP, usually with `details.field` naming the field. Server code
+ * (lib/http, lib/auth, lib/events, lib/store) throws this, never
+ * {@linkcode UsageError}, which is for command-line mistakes.
+ *
+ * @example
+ * ```ts
+ * import { InvalidRequestError } from "./errors.ts";
+ * const err = new InvalidRequestError("limit must be a positive integer", {
+ *   details: { field: "limit" },
+ * });
+ * if (err.status !== 400 || err.code !== "invalid_request") throw new Error();
+ * ```
+ */
+export class InvalidRequestError extends CfgtoolError {
+  constructor(
+    message: string,
+    options: Omit<CfgtoolErrorOptions, "status"> = {},
+  ) {
+    super("invalid_request", message, { ...options, status: 400 });
+    this.name = "InvalidRequestError";
   }
 }
 
@@ -88,6 +128,13 @@ export class UsageError extends CfgtoolError {
  * ```
  */
 export class NotFoundError extends CfgtoolError {
+  /**
+   * Creates a not-found error (HTTP 404).
+   *
+   * @param code which thing is missing (`tenant_not_found`, …)
+   * @param message what was looked for, in words
+   * @param options details and cause
+   */
   constructor(
     code: string,
     message: string,
@@ -152,6 +199,13 @@ export class ProblemsError extends CfgtoolError {
   /** Every problem, in a stable order. */
   readonly problems: Problem[];
 
+  /**
+   * Creates the error for a set of problems (HTTP 422).
+   *
+   * @param problems every problem found
+   * @param code the stable code (default `invalid_manifest`)
+   * @param message the message (default: a count of the problems)
+   */
   constructor(
     problems: Problem[],
     code = "invalid_manifest",

@@ -160,9 +160,19 @@ export function beginRegexEvaluation(): void {
  *
  * @example
  * ```ts
- * import { beginRegexEvaluation, endRegexEvaluation } from "./linear_regex.ts";
+ * import {
+ *   beginRegexEvaluation, compilePattern, endRegexEvaluation, regexWork,
+ * } from "./linear_regex.ts";
+ * const r = compilePattern("^a+$");
+ * if (!("regex" in r)) throw new Error();
  * beginRegexEvaluation();
+ * r.regex.test("aaa");
+ * const charged = regexWork();
+ * r.regex.test("aaa"); // memo hit inside the evaluation: free
  * endRegexEvaluation();
+ * if (regexWork() !== charged) throw new Error("the memo answered");
+ * r.regex.test("aaa"); // after it: no memo, charged again
+ * if (regexWork() === charged) throw new Error("no memo outside evaluations");
  * ```
  */
 export function endRegexEvaluation(): void {

@@ -4,8 +4,9 @@
  * and with a message that says what a person got wrong: smol-toml's wording
  * describes the parser's state ("control characters are not allowed in
  * strings" for a string left open), so the common cases are reworded here
- * from the message and the text at the error position. Semantic checks
- * (unknown keys, wrong types) are the callers' and use key paths.
+ * from the message and the text at the error position. Field checks
+ * (unknown keys, missing fields, wrong types, at key paths) are in
+ * lib/toml_fields.ts.
  *
  * @module
  */

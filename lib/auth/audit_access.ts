@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { InvalidRequestError } from "../errors.ts";
 import { type AuditEntry, type AuditQuery, listAudit } from "../store/audit.ts";
 import type { Page } from "../store/page.ts";
 import { tenantsAdministeredBy } from "../store/tenants.ts";
@@ -42,7 +42,7 @@ export async function readAudit(
     } else if (principal.kind === "session") {
       const tenants = await tenantsAdministeredBy(deps.kv, principal.user_id);
       if (tenants.length > 1) {
-        throw new UsageError("Name the tenant: you administer several", {
+        throw new InvalidRequestError("Name the tenant: you administer several", {
           details: { field: "tenant" },
         });
       }

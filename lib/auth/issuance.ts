@@ -1,12 +1,12 @@
 /**
  * Validation of a token-creation request (docs/api.md `POST
  * /api/v1/tokens`): every refusal is a 400 `invalid_request`
- * (`UsageError`) naming the field. Permission and existence checks come
+ * (`InvalidRequestError`) naming the field. Permission and existence checks come
  * after, in lib/auth/token_service.ts.
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { InvalidRequestError } from "../errors.ts";
 import { SLUG_PATTERN } from "../store/slug.ts";
 import { TOKEN_TYPES, type TokenRecord, type TokenType } from "../store/tokens.ts";
 
@@ -45,7 +45,8 @@ export const MAX_TOKEN_NAME_LENGTH = 100;
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-const bad = (field: string, message: string) => new UsageError(message, { details: { field } });
+const bad = (field: string, message: string) =>
+  new InvalidRequestError(message, { details: { field } });
 
 /**
  * Whether a string is a serialised RFC 6454 origin as browsers send it in

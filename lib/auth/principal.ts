@@ -15,6 +15,7 @@ import {
   type TokenRecord,
   transitionToken,
 } from "../store/tokens.ts";
+import { bearerCredential } from "./bearer.ts";
 import { type AuthDeps, clock, type RequestContext } from "./deps.ts";
 import { digestsEqual, hmacHex } from "./digest.ts";
 import { assertPublicEvaluate } from "./public_gate.ts";
@@ -122,14 +123,7 @@ export async function authenticate(
   authorization: string | null | undefined,
   ctx: RequestContext,
 ): Promise<Principal> {
-  if (authorization === null || authorization === undefined || authorization === "") {
-    throw new UnauthorizedError("Missing credential: send Authorization: Bearer <token>");
-  }
-  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-  if (m === null) {
-    throw new UnauthorizedError("Malformed Authorization header: expected Bearer <token>");
-  }
-  const credential = m[1]!;
+  const credential = bearerCredential(authorization);
   if (credential.startsWith("ses_")) {
     const session = await findSession(deps.kv, deps.key, credential, clock(deps));
     if (session === null) throw new UnauthorizedError("Unknown or expired session");

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { ConflictError, ForbiddenError, NotFoundError, UsageError } from "../errors.ts";
+import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from "../errors.ts";
 import { namespaceKey, tenantKey, tokenKey } from "../store/keys.ts";
 import type { Page } from "../store/page.ts";
 import {
@@ -70,7 +70,7 @@ async function bindingEntries(
   if (spec.environment_slug !== null) {
     const head = await getHead(kv, spec.tenant_slug, spec.namespace_slug);
     if (head?.environments[spec.environment_slug] === undefined) {
-      throw new UsageError(
+      throw new InvalidRequestError(
         `Cannot bind to environment ${spec.environment_slug}: it is not in the current manifest of ${spec.tenant_slug}/${spec.namespace_slug}`,
         { details: { field: "environment_slug" } },
       );
@@ -202,7 +202,7 @@ export async function listTokens(
   } else if (q.tenant === undefined) {
     const tenants = await tenantsAdministeredBy(deps.kv, principal.user_id);
     if (tenants.length > 1) {
-      throw new UsageError("Name the tenant: you administer several", {
+      throw new InvalidRequestError("Name the tenant: you administer several", {
         details: { field: "tenant" },
       });
     }
@@ -214,7 +214,7 @@ export async function listTokens(
   // Checked once the caller's own tenant is filled in: a caller that sees
   // one tenant may filter by namespace without naming it.
   if (q.namespace !== undefined && q.tenant === undefined) {
-    throw new UsageError("Cannot filter by namespace without tenant", {
+    throw new InvalidRequestError("Cannot filter by namespace without tenant", {
       details: { field: "namespace" },
     });
   }

@@ -1,5 +1,3 @@
-import { UsageError } from "../errors.ts";
-
 /**
  * `cfgtool admin …`: the admin CLI on the server host. It opens the KV store
  * directly (no HTTP): `bootstrap` creates a superadmin token, `user
@@ -13,7 +11,11 @@ import { UsageError } from "../errors.ts";
  * @module
  */
 import type { Command } from "commander";
-import { DEFAULT_KV_PATH } from "../store/kv.ts";
+import { UsageError } from "../errors.ts";
+import { DEFAULT_KV_PATH, openKv } from "../store/kv.ts";
+import { confirmDeletion } from "./confirm.ts";
+import { parseDuration } from "./duration.ts";
+import { printJson, printTable } from "./remote_options.ts";
 
 const KV_HELP = "KV store: a file path, :memory: or a KV Connect URL (default: $CFGTOOL_KV, " +
   "else ./cfgtool-data/kv.sqlite3, as for serve)";
@@ -65,6 +67,7 @@ export function registerAdminCommands(program: Command): void {
     )
     .action(async (opts) => {
       await withStore(opts, async (kv, key) => {
+        // lazy: auth/ (node:crypto, @scure/base) loads only for admin commands
         const { bootstrapSuperadmin } = await import("../auth/bootstrap.ts");
         const issued = await bootstrapSuperadmin(
           kv,
@@ -108,10 +111,8 @@ export function registerAdminCommands(program: Command): void {
       if (spec === ":memory:") {
         throw new UsageError("--kv :memory: is a store private to one process: name the KV file");
       }
-      const [{ openKv }, { rekeyStore }] = await Promise.all([
-        import("../store/kv.ts"),
-        import("../auth/rekey.ts"),
-      ]);
+      // lazy: auth/ (node:crypto) loads only for admin commands
+      const { rekeyStore } = await import("../auth/rekey.ts");
       const kv = await openKv(spec);
       try {
         const keyFile = opts.tokenKeyFile ?? Deno.env.get("CFGTOOL_TOKEN_KEY_FILE");
@@ -146,7 +147,7 @@ export function registerAdminCommands(program: Command): void {
       "\nExamples:\n  cfgtool admin user create --kv ./cfgtool-data/kv.sqlite3 --email ana@example.com\n",
     )
     .action(async (opts) => {
-      const { openKv } = await import("../store/kv.ts");
+      // lazy: the user store loads only for admin commands
       const { createUser } = await import("../store/users.ts");
       const kv = await openKv(kvSpec(opts.kv));
       try {
@@ -166,12 +167,11 @@ export function registerAdminCommands(program: Command): void {
     .addHelpText("after", "\nExamples:\n  cfgtool admin user list --kv ./cfgtool-data/kv.sqlite3\n")
     .action(async (opts) => {
       await withKv(opts.kv, async (kv) => {
-        const [{ listUsers }, { membershipsOfUser }, { printJson, printTable }] = await Promise
-          .all([
-            import("../store/users.ts"),
-            import("../store/membership.ts"),
-            import("./remote_options.ts"),
-          ]);
+        // lazy: the user and membership stores load only for admin commands
+        const [{ listUsers }, { membershipsOfUser }] = await Promise.all([
+          import("../store/users.ts"),
+          import("../store/membership.ts"),
+        ]);
         const users = await Promise.all(
           (await listUsers(kv)).map(async (u) => ({
             ...u,
@@ -203,17 +203,13 @@ export function registerAdminCommands(program: Command): void {
     )
     .action(async (who, opts) => {
       await withKv(opts.kv, async (kv) => {
-        const [
-          { deleteUser, getUser },
-          { membershipsOfUser },
-          { listSessions },
-          { confirmDeletion },
-        ] = await Promise.all([
-          import("../store/users.ts"),
-          import("../store/membership.ts"),
-          import("../auth/sessions.ts"),
-          import("./confirm.ts"),
-        ]);
+        // lazy: the user stores and auth/ (node:crypto) load only for admin commands
+        const [{ deleteUser, getUser }, { membershipsOfUser }, { listSessions }] = await Promise
+          .all([
+            import("../store/users.ts"),
+            import("../store/membership.ts"),
+            import("../auth/sessions.ts"),
+          ]);
         const u = await getUser(kv, who);
         await confirmDeletion({
           yes: opts.yes,
@@ -261,9 +257,9 @@ export function registerAdminCommands(program: Command): void {
         "  cfgtool admin session create --kv ./cfgtool-data/kv.sqlite3 --user usr_01J0… --ttl 1h\n",
     )
     .action(async (opts) => {
-      const { parseDuration } = await import("./duration.ts");
       const ttl = parseDuration(opts.ttl, "--ttl");
       await withStore(opts, async (kv, key) => {
+        // lazy: auth/ (node:crypto, @scure/base) loads only for admin commands
         const { createSession } = await import("../auth/sessions.ts");
         const { session: s, secret } = await createSession(kv, key, { user: opts.user, ttl });
         const { digest: _digest, ...shown } = s;
@@ -287,10 +283,10 @@ export function registerAdminCommands(program: Command): void {
     )
     .action(async (opts) => {
       await withKv(opts.kv, async (kv) => {
-        const [{ listSessions }, { findUser }, { printJson, printTable }] = await Promise.all([
+        // lazy: auth/ (node:crypto) and the user store load only for admin commands
+        const [{ listSessions }, { findUser }] = await Promise.all([
           import("../auth/sessions.ts"),
           import("../store/users.ts"),
-          import("./remote_options.ts"),
         ]);
         const sessions = await listSessions(
           kv,
@@ -328,6 +324,7 @@ export function registerAdminCommands(program: Command): void {
     )
     .action(async (id, opts) => {
       await withKv(opts.kv, async (kv) => {
+        // lazy: auth/ (node:crypto, @scure/base) loads only for admin commands
         const { revokeSession } = await import("../auth/sessions.ts");
         const s = await revokeSession(kv, id);
         if (opts.json) return console.log(JSON.stringify(s, null, 2));
@@ -353,7 +350,6 @@ async function withKv(
       "--kv :memory: is a store private to one process: name the server's KV file instead",
     );
   }
-  const { openKv } = await import("../store/kv.ts");
   const kv = await openKv(spec);
   try {
     await fn(kv);
@@ -372,10 +368,8 @@ async function withStore(
   opts: { kv?: string | undefined; tokenKeyFile?: string | undefined },
   fn: (kv: Deno.Kv, key: CryptoKey) => Promise<void>,
 ): Promise<void> {
-  const [{ openKv }, { openTokenKey }] = await Promise.all([
-    import("../store/kv.ts"),
-    import("../auth/hmac_key.ts"),
-  ]);
+  // lazy: auth/ (node:crypto) loads only for admin commands
+  const { openTokenKey } = await import("../auth/hmac_key.ts");
   const spec = kvSpec(opts.kv);
   if (spec === ":memory:") {
     throw new UsageError(

@@ -48,11 +48,20 @@ export interface ConfirmRequest {
  * @example
  * ```ts
  * import { confirmDeletion } from "./confirm.ts";
- * const io = { isTerminal: () => true, write: () => {}, readLine: () => Promise.resolve("web") };
- * await confirmDeletion(
- *   { yes: false, summary: "deletes web", answer: "web", details: () => Promise.resolve([]) },
+ * let shown = "";
+ * const io = {
+ *   isTerminal: () => true,
+ *   write: (text: string) => void (shown += text),
+ *   readLine: () => Promise.resolve("web"),
+ * };
+ * const details = () => Promise.resolve(["This deletes namespace acme/web for good:"]);
+ * await confirmDeletion({ yes: false, summary: "deletes web", answer: "web", details }, io);
+ * if (!shown.endsWith("Type web to confirm: ")) throw new Error(shown);
+ * const refused = await confirmDeletion(
+ *   { yes: false, summary: "deletes web", answer: "api", details },
  *   io,
- * );
+ * ).then(() => null, (err) => err.code);
+ * if (refused !== "aborted") throw new Error(refused);
  * ```
  */
 export async function confirmDeletion(

@@ -9,7 +9,7 @@
  * @module
  */
 import type { ServiceClient, TokenQuery } from "../client/api.ts";
-import { headVersion } from "./namespace.ts";
+import { headVersion } from "./namespace_head.ts";
 
 /**
  * The prompt lines for deleting one namespace.
@@ -20,8 +20,16 @@ import { headVersion } from "./namespace.ts";
  * @returns the lines
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import type { ServiceClient } from "../client/api.ts";
+ * import { namespaceDeletionDetails } from "./deletion_details.ts";
+ * const client = {
+ *   getNamespace: () => Promise.resolve({ slug: "web", head: { version: 3 } }),
+ *   listTokens: () => Promise.resolve({ items: [{}, {}], next: null }),
+ * } as unknown as ServiceClient;
  * const lines = await namespaceDeletionDetails(client, "acme", "web");
+ * if (lines[1] !== "  - all its manifest versions (now at version 3)") throw new Error(lines[1]);
+ * if (lines[2] !== "  - 2 active tokens bound to it, revoked") throw new Error(lines[2]);
  * ```
  */
 export async function namespaceDeletionDetails(
@@ -47,8 +55,16 @@ export async function namespaceDeletionDetails(
  * @returns the lines
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import type { ServiceClient } from "../client/api.ts";
+ * import { tenantDeletionDetails } from "./deletion_details.ts";
+ * const client = {
+ *   listNamespaces: () => Promise.resolve([{ slug: "web" }, { slug: "api" }]),
+ *   listTokens: () => Promise.reject(new Error("403")), // may not list tokens: no number
+ * } as unknown as ServiceClient;
  * const lines = await tenantDeletionDetails(client, "acme");
+ * if (lines[1] !== "  - 2 namespaces (web, api) with all their manifest versions") throw new Error();
+ * if (!lines[2]!.startsWith("  - every active token bound")) throw new Error(lines[2]);
  * ```
  */
 export async function tenantDeletionDetails(

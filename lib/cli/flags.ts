@@ -9,7 +9,14 @@
 import type { Command } from "commander";
 import { collectContext, CONTEXT_FLAG, CONTEXT_HELP } from "./context_option.ts";
 import type { EvaluationResult } from "../flags/evaluate.ts";
-import type { Problem } from "../errors.ts";
+import { NotFoundError, type Problem, ProblemsError, UsageError } from "../errors.ts";
+import {
+  jsonProblem,
+  printJsonReport,
+  problemCount,
+  problemsFromCwd,
+  rebasingProblems,
+} from "./problem_output.ts";
 
 /** The output of one `flags lint` run, for tests and callers that print elsewhere. */
 export interface LintOutput {
@@ -56,12 +63,11 @@ export interface LintReport {
  * ```
  */
 export async function lintFlagsReport(dir: string): Promise<LintReport> {
-  const [{ scanManifestDir }, { compareProblems, validateManifest }, { problemCount }] =
-    await Promise.all([
-      import("../flags/files.ts"),
-      import("../flags/validate.ts"),
-      import("./problem_output.ts"),
-    ]);
+  // lazy: the manifest reader and validator (TOML, re2js, semver) load only for flags commands
+  const [{ scanManifestDir }, { compareProblems, validateManifest }] = await Promise.all([
+    import("../flags/files.ts"),
+    import("../flags/validate.ts"),
+  ]);
   const scan = await scanManifestDir(dir);
   const result = validateManifest(scan.files);
   const problems = [...scan.problems, ...result.problems].sort(compareProblems);
@@ -103,7 +109,6 @@ export async function lintFlagsReport(dir: string): Promise<LintReport> {
  * ```
  */
 export async function lintFlagsDir(dir: string): Promise<LintOutput> {
-  const { ProblemsError } = await import("../errors.ts");
   const report = await lintFlagsReport(dir);
   if (report.counts === undefined) throw new ProblemsError(report.problems);
   return { summary: report.summary };
@@ -167,19 +172,18 @@ export interface EvalOutput {
  * ```
  */
 export async function evalFlagsDir(dir: string, opts: EvalOptions): Promise<EvalOutput> {
+  // lazy: the flag engine (TOML, re2js, semver, levenshtein) loads only for flags commands
   const [
     { readManifestDir },
     { parseManifest },
     evaluate,
     { parseContextArgs },
-    { UsageError },
     { didYouMean },
   ] = await Promise.all([
     import("../flags/files.ts"),
     import("../flags/validate.ts"),
     import("../flags/evaluate.ts"),
     import("../workspace/context_args.ts"),
-    import("../errors.ts"),
     import("../text/suggest.ts"),
   ]);
   if ((opts.flag === undefined) === (opts.all !== true)) {
@@ -292,16 +296,12 @@ export function registerFlagsCommands(program: Command): void {
         "  cfgtool flags lint examples/flags --json\n",
     )
     .action(async (dir: string, opts) => {
-      const [out, { ProblemsError }] = await Promise.all([
-        import("./problem_output.ts"),
-        import("../errors.ts"),
-      ]);
       const report = await lintFlagsReport(dir);
-      const problems = out.problemsFromCwd(dir, report.problems);
+      const problems = problemsFromCwd(dir, report.problems);
       if (opts.json === true) {
-        out.printJsonReport({
+        printJsonReport({
           ok: report.counts !== undefined,
-          problems: problems.map(out.jsonProblem),
+          problems: problems.map(jsonProblem),
           summary: report.summary,
           dir,
           counts: report.counts ?? null,
@@ -349,7 +349,6 @@ export function registerFlagsCommands(program: Command): void {
         "  cfgtool flags eval examples/flags --env staging --all --json --context targeting_key=u1\n",
     )
     .action(async (dir: string, opts) => {
-      const { rebasingProblems } = await import("./problem_output.ts");
       const out = await rebasingProblems(dir, () =>
         evalFlagsDir(dir, {
           env: opts.env,
@@ -360,7 +359,6 @@ export function registerFlagsCommands(program: Command): void {
       if (opts.json === true) console.log(out.json);
       else for (const line of out.lines) console.log(line);
       if (out.failure !== undefined) {
-        const { NotFoundError } = await import("../errors.ts");
         throw new NotFoundError("flag_not_found", out.failure);
       }
     });

@@ -6,8 +6,18 @@
  * @module
  */
 import type { Command } from "commander";
-import type { NamespaceInfo } from "../client/api.ts";
-import { withRemoteOptions } from "./remote_options.ts";
+import { confirmDeletion } from "./confirm.ts";
+import { namespaceDeletionDetails, revokedSuffix } from "./deletion_details.ts";
+import { headVersion } from "./namespace_head.ts";
+import {
+  cell,
+  openClient,
+  parseWholeNumber,
+  printFields,
+  printJson,
+  printTable,
+  withRemoteOptions,
+} from "./remote_options.ts";
 
 const EXAMPLES = "\nExamples:\n" +
   '  cfgtool namespace create checkout --tenant acme --description "Checkout service"\n' +
@@ -49,7 +59,6 @@ export function registerNamespaceCommands(program: Command): void {
       '\nExamples:\n  cfgtool namespace create checkout --tenant acme --description "Checkout"\n',
     )
     .action(async (slug, opts) => {
-      const { openClient, printJson } = await import("./remote_options.ts");
       const created = await (await openClient(opts)).createNamespace(opts.tenant, {
         slug,
         ...(opts.description === undefined ? {} : { description: opts.description }),
@@ -63,7 +72,6 @@ export function registerNamespaceCommands(program: Command): void {
     .option("--json", "print a JSON array")
     .addHelpText("after", "\nExamples:\n  cfgtool namespace list --tenant acme\n")
     .action(async (opts) => {
-      const { openClient, printJson, printTable, cell } = await import("./remote_options.ts");
       const list = await (await openClient(opts)).listNamespaces(opts.tenant);
       if (opts.json) return printJson(list);
       printTable(
@@ -79,7 +87,6 @@ export function registerNamespaceCommands(program: Command): void {
     .option("--json", "print the namespace as JSON")
     .addHelpText("after", "\nExamples:\n  cfgtool namespace show checkout --tenant acme\n")
     .action(async (slug, opts) => {
-      const { openClient, printJson, printFields } = await import("./remote_options.ts");
       const n = await (await openClient(opts)).getNamespace(opts.tenant, slug);
       if (opts.json) printJson(n);
       else printFields(Object.entries(n).filter(([k]) => k !== "request_id"));
@@ -102,22 +109,17 @@ export function registerNamespaceCommands(program: Command): void {
         "  cfgtool namespace delete checkout --tenant acme --yes\n",
     )
     .action(async (slug, opts) => {
-      const [{ openClient, printJson }, { confirmDeletion }, details] = await Promise.all([
-        import("./remote_options.ts"),
-        import("./confirm.ts"),
-        import("./deletion_details.ts"),
-      ]);
       const client = await openClient(opts);
       await confirmDeletion({
         yes: opts.yes,
         summary: `namespace delete removes ${opts.tenant}/${slug} with all its manifest ` +
           "versions and revokes every token bound to it",
         answer: slug,
-        details: () => details.namespaceDeletionDetails(client, opts.tenant, slug),
+        details: () => namespaceDeletionDetails(client, opts.tenant, slug),
       });
       const res = await client.deleteNamespace(opts.tenant, slug);
       if (opts.json) printJson(res);
-      else console.log(`deleted namespace ${opts.tenant}/${slug}${details.revokedSuffix(res)}`);
+      else console.log(`deleted namespace ${opts.tenant}/${slug}${revokedSuffix(res)}`);
     });
 
   withRemoteOptions(
@@ -134,26 +136,25 @@ export function registerNamespaceCommands(program: Command): void {
         "  cfgtool namespace versions --tenant acme --namespace checkout --limit 5 --json\n",
     )
     .action(async (opts) => {
-      const mod = await import("./remote_options.ts");
-      const limit = opts.limit === undefined ? undefined : mod.parseWholeNumber(
+      const limit = opts.limit === undefined ? undefined : parseWholeNumber(
         opts.limit,
         "--limit",
         1,
       );
-      const page = await (await mod.openClient(opts)).listVersions(opts.tenant, opts.namespace, {
+      const page = await (await openClient(opts)).listVersions(opts.tenant, opts.namespace, {
         ...(limit === undefined ? {} : { limit }),
         ...(opts.after === undefined ? {} : { after: opts.after }),
       });
-      if (opts.json) return mod.printJson(page);
-      mod.printTable(
+      if (opts.json) return printJson(page);
+      printTable(
         ["VERSION", "CLOSURE HASH", "CREATED", "BY", "FILES", "MESSAGE"],
         page.items.map((v) => [
           String(v.version),
           v.closure_hash,
-          mod.cell(v.created_at),
-          mod.cell(v.created_by),
-          mod.cell(v.file_count),
-          mod.cell(v.message),
+          cell(v.created_at),
+          cell(v.created_by),
+          cell(v.file_count),
+          cell(v.message),
         ]),
       );
       if (page.next !== null) console.error(`(more: --after ${page.next})`);
@@ -175,13 +176,12 @@ export function registerNamespaceCommands(program: Command): void {
         '      --message "revert bad rollout"\n',
     )
     .action(async (opts) => {
-      const mod = await import("./remote_options.ts");
-      const version = mod.parseWholeNumber(opts.version, "--version");
-      const res = await (await mod.openClient(opts)).rollback(opts.tenant, opts.namespace, {
+      const version = parseWholeNumber(opts.version, "--version");
+      const res = await (await openClient(opts)).rollback(opts.tenant, opts.namespace, {
         version,
         ...(opts.message === undefined ? {} : { message: opts.message }),
       });
-      if (opts.json) return mod.printJson(res);
+      if (opts.json) return printJson(res);
       console.log(
         res.changed
           ? `version ${res.version} (${res.closure_hash}), restored from version ${version}`
@@ -206,7 +206,6 @@ export function registerNamespaceCommands(program: Command): void {
       "\nExamples:\n  cfgtool namespace admin list --tenant acme --namespace checkout\n",
     )
     .action(async (opts) => {
-      const { openClient, printJson, printTable, cell } = await import("./remote_options.ts");
       const admins = await (await openClient(opts)).listNamespaceAdmins(
         opts.tenant,
         opts.namespace,
@@ -233,7 +232,6 @@ export function registerNamespaceCommands(program: Command): void {
         `\nExamples:\n  cfgtool namespace admin ${verb} usr_01J0… --tenant acme --namespace checkout\n`,
       )
       .action(async (userId, opts) => {
-        const { openClient, printJson } = await import("./remote_options.ts");
         const client = await openClient(opts);
         const res = verb === "add"
           ? await client.addNamespaceAdmin(opts.tenant, opts.namespace, userId)
@@ -249,26 +247,4 @@ export function registerNamespaceCommands(program: Command): void {
         }
       });
   }
-}
-
-/**
- * The manifest version a namespace is at: the service lists it as
- * `head.version` (`version` is read too, for older services).
- *
- * @param n a namespace as listed
- * @returns the version, or undefined when the listing has none
- *
- * @example
- * ```ts
- * import { headVersion } from "./namespace.ts";
- * if (headVersion({ slug: "web", head: { version: 2 } }) !== 2) throw new Error();
- * ```
- */
-export function headVersion(n: NamespaceInfo): number | undefined {
-  const head = n.head;
-  if (typeof head === "object" && head !== null && "version" in head) {
-    const v = (head as { version: unknown }).version;
-    if (typeof v === "number") return v;
-  }
-  return typeof n.version === "number" ? n.version : undefined;
 }

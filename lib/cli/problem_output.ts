@@ -172,9 +172,22 @@ export function problemCount(n: number): string {
  * @throws {CfgtoolError} `problems_found` when `report.ok` is false
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { printJsonReport } from "./problem_output.ts";
- * printJsonReport({ ok: true, problems: [], summary: "ok" });
+ * const printed: string[] = [];
+ * const log = console.log;
+ * console.log = (line: string) => void printed.push(line);
+ * let code: string | undefined;
+ * try {
+ *   printJsonReport({ ok: true, problems: [], summary: "ok" });
+ *   printJsonReport({ ok: false, problems: [{ path: "a.toml", message: "bad" }], summary: "1" });
+ * } catch (err) {
+ *   code = (err as { code?: string }).code;
+ * } finally {
+ *   console.log = log;
+ * }
+ * if (printed[0] !== '{"ok":true,"problems":[],"summary":"ok"}') throw new Error(printed[0]);
+ * if (printed.length !== 2 || code !== "problems_found") throw new Error(code);
  * ```
  */
 export function printJsonReport(report: JsonReport): void {

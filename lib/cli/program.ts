@@ -1,7 +1,10 @@
 /**
  * The `cfgtool` command tree. Each command group lives in its own module under
- * lib/cli/ and registers itself here; the heavy modules behind a command are
- * imported inside its action, so start-up stays fast.
+ * lib/cli/ and registers itself here. Start-up loads the command tree only:
+ * what a command needs from the layers below (workspace/, flags/, client/,
+ * auth/, closure/, server.ts) is imported inside its action, each such
+ * import marked `// lazy:`; lib/cli/ modules and lib/errors.ts, which add
+ * nothing to load, are imported statically.
  *
  * @module
  */

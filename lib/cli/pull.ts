@@ -11,8 +11,10 @@
  *
  * @module
  */
+import { basename, dirname, join, resolve, sep } from "node:path";
 import type { Command } from "commander";
-import { withRemoteOptions } from "./remote_options.ts";
+import { CfgtoolError, UsageError } from "../errors.ts";
+import { parseWholeNumber, printJson, resolveRemote, withRemoteOptions } from "./remote_options.ts";
 
 /**
  * Registers `pull`.
@@ -54,19 +56,17 @@ export function registerPullCommand(program: Command): void {
         "  cfgtool pull ./flags-v3 --tenant acme --namespace checkout --version 3\n",
     )
     .action(async (dir, opts) => {
-      const mod = await import("./remote_options.ts");
-      const remote = mod.resolveRemote(opts);
+      const remote = resolveRemote(opts);
       const version = opts.version === undefined
         ? undefined
-        : mod.parseWholeNumber(opts.version, "--version");
+        : parseWholeNumber(opts.version, "--version");
       await inspectTarget(dir, opts.force === true);
-      const [{ ServiceClient }, { unpackArchive }, { closureHash }, { CfgtoolError }] =
-        await Promise.all([
-          import("../client/api.ts"),
-          import("../closure/archive.ts"),
-          import("../closure/hash.ts"),
-          import("../errors.ts"),
-        ]);
+      // lazy: the HTTP client and the archive reader (modern-tar) load only when pull runs
+      const [{ ServiceClient }, { unpackArchive }, { closureHash }] = await Promise.all([
+        import("../client/api.ts"),
+        import("../closure/archive.ts"),
+        import("../closure/hash.ts"),
+      ]);
       const archive = await new ServiceClient(remote).downloadManifest(
         opts.tenant,
         opts.namespace,
@@ -96,7 +96,7 @@ export function registerPullCommand(program: Command): void {
         files: files.size,
         removed,
       };
-      if (opts.json) return mod.printJson(result);
+      if (opts.json) return printJson(result);
       console.log(
         `pulled version ${archive.version ?? "?"} (${hash}) into ${dir}: ${files.size} file${
           files.size === 1 ? "" : "s"
@@ -110,7 +110,6 @@ export function registerPullCommand(program: Command): void {
 
 /** Refuses a target that is not a directory, or holds other files without `--force`. */
 async function inspectTarget(dir: string, force: boolean): Promise<void> {
-  const { UsageError } = await import("../errors.ts");
   let info: Deno.FileInfo;
   try {
     info = await Deno.stat(dir);
@@ -120,6 +119,7 @@ async function inspectTarget(dir: string, force: boolean): Promise<void> {
   }
   if (!info.isDirectory) throw new UsageError(`${dir} exists and is not a directory`);
   if (force) return;
+  // lazy: the manifest reader (TOML, flags/) loads only when pull runs
   const { scanManifestDir } = await import("../flags/files.ts");
   const { problems } = await scanManifestDir(dir);
   if (problems.length > 0) {
@@ -139,12 +139,11 @@ async function inspectTarget(dir: string, force: boolean): Promise<void> {
  * shell is not left in a deleted directory.
  */
 async function replaceDir(dir: string, files: ReadonlyMap<string, Uint8Array>): Promise<void> {
-  const [{ basename, dirname, join, resolve, sep }, { writeManifestDir }, { parseManifestPath }] =
-    await Promise.all([
-      import("node:path"),
-      import("../flags/files.ts"),
-      import("../flags/model.ts"),
-    ]);
+  // lazy: the manifest writer (TOML, flags/) loads only when pull runs
+  const [{ writeManifestDir }, { parseManifestPath }] = await Promise.all([
+    import("../flags/files.ts"),
+    import("../flags/model.ts"),
+  ]);
   const target = resolve(dir);
   const parent = dirname(target);
   const tag = crypto.randomUUID().slice(0, 8);
@@ -158,7 +157,7 @@ async function replaceDir(dir: string, files: ReadonlyMap<string, Uint8Array>): 
   try {
     await writeManifestDir(tmp, files);
     if (real !== null) {
-      for (const rel of await keptEntries(target, join, parseManifestPath)) {
+      for (const rel of await keptEntries(target, parseManifestPath)) {
         if (inPlace && !rel.includes("/")) continue; // top-level entries stay where they are
         const to = join(tmp, rel);
         await Deno.mkdir(dirname(to), { recursive: true });
@@ -201,10 +200,8 @@ async function replaceDir(dir: string, files: ReadonlyMap<string, Uint8Array>): 
  * have: the pull removes them, and says so.
  */
 async function staleFiles(dir: string, files: ReadonlyMap<string, Uint8Array>): Promise<string[]> {
-  const [{ join }, { parseManifestPath }] = await Promise.all([
-    import("node:path"),
-    import("../flags/model.ts"),
-  ]);
+  // lazy: flags/ loads only when pull runs
+  const { parseManifestPath } = await import("../flags/model.ts");
   const present: string[] = [];
   try {
     if ((await Deno.stat(join(dir, "namespace.toml"))).isFile) present.push("namespace.toml");
@@ -231,7 +228,6 @@ async function staleFiles(dir: string, files: ReadonlyMap<string, Uint8Array>): 
  */
 async function keptEntries(
   dir: string,
-  join: (...parts: string[]) => string,
   parseManifestPath: (path: string) => unknown,
 ): Promise<string[]> {
   const out: string[] = [];

@@ -7,7 +7,9 @@
  * @module
  */
 import type { Command } from "commander";
-import { withRemoteOptions } from "./remote_options.ts";
+import { ProblemsError } from "../errors.ts";
+import { problemsFromCwd } from "./problem_output.ts";
+import { parseWholeNumber, printJson, resolveRemote, withRemoteOptions } from "./remote_options.ts";
 
 /**
  * Registers `push`.
@@ -48,28 +50,27 @@ export function registerPushCommand(program: Command): void {
         "  cfgtool push ./flags --tenant acme --namespace checkout --if-match 7\n",
     )
     .action(async (dir, opts) => {
-      const [mod, { scanManifestDir }, { validateManifest, compareProblems }, errors] =
-        await Promise.all([
-          import("./remote_options.ts"),
-          import("../flags/files.ts"),
-          import("../flags/validate.ts"),
-          import("../errors.ts"),
-        ]);
-      const remote = mod.resolveRemote(opts);
+      // lazy: the manifest reader and validator (TOML, re2js, semver) load only when push runs
+      const [{ scanManifestDir }, { validateManifest, compareProblems }] = await Promise.all([
+        import("../flags/files.ts"),
+        import("../flags/validate.ts"),
+      ]);
+      const remote = resolveRemote(opts);
       const ifMatch = opts.ifMatch === undefined
         ? undefined
-        : mod.parseWholeNumber(opts.ifMatch, "--if-match");
+        : parseWholeNumber(opts.ifMatch, "--if-match");
       const scan = await scanManifestDir(dir);
       const problems = [...scan.problems, ...validateManifest(scan.files).problems].sort(
         compareProblems,
       );
       if (problems.length > 0) {
-        throw new errors.ProblemsError(
-          (await import("./problem_output.ts")).problemsFromCwd(dir, problems),
+        throw new ProblemsError(
+          problemsFromCwd(dir, problems),
           "invalid_manifest",
           `${dir}: not pushed, ${problems.length} problem${problems.length === 1 ? "" : "s"}`,
         );
       }
+      // lazy: the HTTP client loads only when there is something to send
       const { ServiceClient } = await import("../client/api.ts");
       const res = await new ServiceClient(remote).putManifest(
         opts.tenant,
@@ -80,7 +81,7 @@ export function registerPushCommand(program: Command): void {
           ...(ifMatch === undefined ? {} : { ifMatch }),
         },
       );
-      if (opts.json) return mod.printJson(res);
+      if (opts.json) return printJson(res);
       console.log(
         res.changed
           ? `version ${res.version} (${res.closure_hash})`

@@ -113,6 +113,7 @@ export function resolveRemote(
  */
 export async function openClient(opts: RemoteOptionValues): Promise<ServiceClient> {
   const remote = resolveRemote(opts);
+  // lazy: the HTTP client loads only for commands that talk to a service
   const { ServiceClient } = await import("../client/api.ts");
   return new ServiceClient(remote);
 }
@@ -131,7 +132,15 @@ function nonEmpty(value: string | undefined): string | undefined {
  * @example
  * ```ts
  * import { printJson } from "./remote_options.ts";
- * printJson({ ok: true });
+ * const printed: string[] = [];
+ * const log = console.log;
+ * console.log = (text: string) => void printed.push(text);
+ * try {
+ *   printJson({ ok: true });
+ * } finally {
+ *   console.log = log;
+ * }
+ * if (printed[0] !== '{\n  "ok": true\n}') throw new Error(printed[0]);
  * ```
  */
 export function printJson(value: unknown): void {
@@ -148,7 +157,17 @@ export function printJson(value: unknown): void {
  * @example
  * ```ts
  * import { printTable } from "./remote_options.ts";
- * printTable(["SLUG", "CREATED"], [["acme", "2030-01-01T00:00:00Z"]]);
+ * const printed: string[] = [];
+ * const log = console.log;
+ * console.log = (line: string) => void printed.push(line);
+ * try {
+ *   printTable(["SLUG", "CREATED"], [["acme", "2030-01-01T00:00:00Z"], ["bo", "-"]]);
+ *   printTable(["SLUG"], []);
+ * } finally {
+ *   console.log = log;
+ * }
+ * const expected = ["SLUG  CREATED", "acme  2030-01-01T00:00:00Z", "bo    -", "(none)"];
+ * if (printed.join("|") !== expected.join("|")) throw new Error(printed.join("|"));
  * ```
  */
 export function printTable(headers: string[], rows: string[][]): void {
@@ -172,7 +191,16 @@ export function printTable(headers: string[], rows: string[][]): void {
  * @example
  * ```ts
  * import { printFields } from "./remote_options.ts";
- * printFields([["slug", "acme"], ["description", null]]);
+ * const printed: string[] = [];
+ * const log = console.log;
+ * console.log = (line: string) => void printed.push(line);
+ * try {
+ *   printFields([["slug", "acme"], ["description", null], ["origins", ["a", "b"]]]);
+ * } finally {
+ *   console.log = log;
+ * }
+ * const expected = ["slug:        acme", "description: -", "origins:     a,b"];
+ * if (printed.join("|") !== expected.join("|")) throw new Error(printed.join("|"));
  * ```
  */
 export function printFields(fields: [string, unknown][]): void {

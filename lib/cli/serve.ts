@@ -116,6 +116,7 @@ export function registerServeCommand(program: Command): void {
         }
         settings[key] = Number(value);
       }
+      // lazy: the whole service (hono, store, auth, flags, closures) loads only for serve
       const { serve } = await import("../../server.ts");
       const ac = new AbortController();
       const onInt = () => ac.abort("SIGINT");

@@ -5,7 +5,16 @@
  * @module
  */
 import type { Command } from "commander";
-import { withRemoteOptions } from "./remote_options.ts";
+import { confirmDeletion } from "./confirm.ts";
+import { revokedSuffix, tenantDeletionDetails } from "./deletion_details.ts";
+import {
+  cell,
+  openClient,
+  printFields,
+  printJson,
+  printTable,
+  withRemoteOptions,
+} from "./remote_options.ts";
 
 const EXAMPLES = "\nExamples:\n" +
   "  export CFGTOOL_SERVER=https://flags.example.com CFGTOOL_TOKEN=svc_admin_…\n" +
@@ -46,7 +55,6 @@ export function registerTenantCommands(program: Command): void {
     .option("--json", "print the tenant as JSON")
     .addHelpText("after", '\nExamples:\n  cfgtool tenant create acme --description "ACME Corp"\n')
     .action(async (slug, opts) => {
-      const { openClient, printJson } = await import("./remote_options.ts");
       const client = await openClient(opts);
       const t = await client.createTenant({
         slug,
@@ -60,7 +68,6 @@ export function registerTenantCommands(program: Command): void {
     .option("--json", "print a JSON array")
     .addHelpText("after", "\nExamples:\n  cfgtool tenant list\n  cfgtool tenant list --json\n")
     .action(async (opts) => {
-      const { openClient, printJson, printTable, cell } = await import("./remote_options.ts");
       const tenants = await (await openClient(opts)).listTenants();
       if (opts.json) return printJson(tenants);
       printTable(
@@ -75,7 +82,6 @@ export function registerTenantCommands(program: Command): void {
     .option("--json", "print the tenant as JSON")
     .addHelpText("after", "\nExamples:\n  cfgtool tenant show acme\n")
     .action(async (slug, opts) => {
-      const { openClient, printJson, printFields } = await import("./remote_options.ts");
       const t = await (await openClient(opts)).getTenant(slug);
       if (opts.json) printJson(t);
       else printFields(Object.entries(t).filter(([k]) => k !== "request_id"));
@@ -97,22 +103,17 @@ export function registerTenantCommands(program: Command): void {
       "\nExamples:\n  cfgtool tenant delete acme\n  cfgtool tenant delete acme --yes\n",
     )
     .action(async (slug, opts) => {
-      const [{ openClient, printJson }, { confirmDeletion }, details] = await Promise.all([
-        import("./remote_options.ts"),
-        import("./confirm.ts"),
-        import("./deletion_details.ts"),
-      ]);
       const client = await openClient(opts);
       await confirmDeletion({
         yes: opts.yes,
         summary: `tenant delete removes ${slug} with all its namespaces and their manifest ` +
           "versions, and revokes every token bound to it",
         answer: slug,
-        details: () => details.tenantDeletionDetails(client, slug),
+        details: () => tenantDeletionDetails(client, slug),
       });
       const res = await client.deleteTenant(slug);
       if (opts.json) printJson(res);
-      else console.log(`deleted tenant ${slug}${details.revokedSuffix(res)}`);
+      else console.log(`deleted tenant ${slug}${revokedSuffix(res)}`);
     });
 
   const admin = tenant.command("admin")
@@ -128,7 +129,6 @@ export function registerTenantCommands(program: Command): void {
     .option("--json", "print a JSON array")
     .addHelpText("after", "\nExamples:\n  cfgtool tenant admin list --tenant acme\n")
     .action(async (opts) => {
-      const { openClient, printJson, printTable, cell } = await import("./remote_options.ts");
       const admins = await (await openClient(opts)).listTenantAdmins(opts.tenant);
       if (opts.json) return printJson(admins);
       printTable(
@@ -146,7 +146,6 @@ export function registerTenantCommands(program: Command): void {
       .option("--json", "print the service's answer as JSON")
       .addHelpText("after", `\nExamples:\n  cfgtool tenant admin ${verb} usr_01J0… --tenant acme\n`)
       .action(async (userId, opts) => {
-        const { openClient, printJson } = await import("./remote_options.ts");
         const client = await openClient(opts);
         const res = verb === "add"
           ? await client.addTenantAdmin(opts.tenant, userId)

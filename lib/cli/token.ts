@@ -9,8 +9,19 @@
  * @module
  */
 import { type Command, Option } from "commander";
+import type { IssuedToken, TokenInfo } from "../client/api.ts";
 import { TOKEN_TYPES, type TokenType } from "../store/tokens.ts";
-import { withRemoteOptions } from "./remote_options.ts";
+import { UsageError } from "../errors.ts";
+import { parseDuration, parseTimestamp } from "./duration.ts";
+import {
+  cell,
+  openClient,
+  parseWholeNumber,
+  printFields,
+  printJson,
+  printTable,
+  withRemoteOptions,
+} from "./remote_options.ts";
 
 /**
  * Largest lifetime, in days, before `token create` / `token rotate` warn.
@@ -122,8 +133,6 @@ export function registerTokenCommands(program: Command): void {
         "namespace-client 90d, tenant-admin and superadmin 30d.\n" + EXAMPLES,
     )
     .action(async (opts) => {
-      const { UsageError } = await import("../errors.ts");
-      const mod = await import("./remote_options.ts");
       const type = opts.type;
       const needs = {
         tenant: type !== "superadmin",
@@ -142,8 +151,8 @@ export function registerTokenCommands(program: Command): void {
         throw new UsageError("--origin applies only to namespace-client tokens");
       }
       const now = new Date();
-      const expiresAt = await expiryOf(opts, now);
-      const client = await mod.openClient(opts);
+      const expiresAt = expiryOf(opts, now);
+      const client = await openClient(opts);
       const warning = lifetimeWarning(type, expiresAt, now);
       if (warning) console.error(warning);
       const issued = await client.createToken({
@@ -156,7 +165,7 @@ export function registerTokenCommands(program: Command): void {
         ...(opts.origin.length === 0 ? {} : { allowed_origins: opts.origin }),
         ...(expiresAt === null ? {} : { expires_at: expiresAt.toISOString() }),
       });
-      printIssued(issued, opts.json === true, mod);
+      printIssued(issued, opts.json === true);
     });
 
   withRemoteOptions(token.command("list").description("List service tokens (never secrets)."))
@@ -177,11 +186,10 @@ export function registerTokenCommands(program: Command): void {
         "  cfgtool token list --tenant acme --namespace checkout --status revoked --json\n",
     )
     .action(async (opts) => {
-      const mod = await import("./remote_options.ts");
       const limit = opts.limit === undefined
         ? undefined
-        : mod.parseWholeNumber(opts.limit, "--limit", 1);
-      const page = await (await mod.openClient(opts)).listTokens({
+        : parseWholeNumber(opts.limit, "--limit", 1);
+      const page = await (await openClient(opts)).listTokens({
         ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
         ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
         ...(opts.type === undefined ? {} : { type: opts.type }),
@@ -189,8 +197,8 @@ export function registerTokenCommands(program: Command): void {
         ...(limit === undefined ? {} : { limit }),
         ...(opts.after === undefined ? {} : { after: opts.after }),
       });
-      if (opts.json) return mod.printJson(page);
-      mod.printTable(
+      if (opts.json) return printJson(page);
+      printTable(
         ["ID", "TYPE", "NAME", "BINDING", "PREFIX", "STATUS", "EXPIRES", "LAST USED"],
         page.items.map((t) => [
           t.id,
@@ -199,8 +207,8 @@ export function registerTokenCommands(program: Command): void {
           bindingOf(t),
           t.prefix,
           t.status,
-          mod.cell(t.expires_at),
-          mod.cell(t.last_used_at),
+          cell(t.expires_at),
+          cell(t.last_used_at),
         ]),
       );
       if (page.next !== null) console.error(`(more: --after ${page.next})`);
@@ -215,10 +223,9 @@ export function registerTokenCommands(program: Command): void {
     .option("--json", "print the token as JSON")
     .addHelpText("after", "\nExamples:\n  cfgtool token show tok_01J0…\n")
     .action(async (id, opts) => {
-      const mod = await import("./remote_options.ts");
-      const t = await (await mod.openClient(opts)).getToken(id);
-      if (opts.json) return mod.printJson(t);
-      mod.printFields(tokenFields(t));
+      const t = await (await openClient(opts)).getToken(id);
+      if (opts.json) return printJson(t);
+      printFields(tokenFields(t));
     });
 
   withRemoteOptions(
@@ -240,10 +247,9 @@ export function registerTokenCommands(program: Command): void {
         "  cfgtool token revoke tok_01J0…\n",
     )
     .action(async (id, opts) => {
-      const mod = await import("./remote_options.ts");
       const now = new Date();
-      const expiresAt = await expiryOf(opts, now);
-      const issued = await (await mod.openClient(opts)).rotateToken(id, {
+      const expiresAt = expiryOf(opts, now);
+      const issued = await (await openClient(opts)).rotateToken(id, {
         ...(opts.name === undefined ? {} : { name: opts.name }),
         ...(expiresAt === null ? {} : { expires_at: expiresAt.toISOString() }),
       });
@@ -254,7 +260,7 @@ export function registerTokenCommands(program: Command): void {
         now,
       );
       if (warning) console.error(warning);
-      printIssued(issued, opts.json === true, mod);
+      printIssued(issued, opts.json === true);
     });
 
   withRemoteOptions(
@@ -265,21 +271,16 @@ export function registerTokenCommands(program: Command): void {
     .option("--json", "print the answer as JSON")
     .addHelpText("after", "\nExamples:\n  cfgtool token revoke tok_01J0…\n")
     .action(async (id, opts) => {
-      const mod = await import("./remote_options.ts");
-      const t = await (await mod.openClient(opts)).revokeToken(id);
-      if (opts.json) return mod.printJson(t);
+      const t = await (await openClient(opts)).revokeToken(id);
+      if (opts.json) return printJson(t);
       console.log(`revoked ${t.id ?? id}${t.revoked_at ? ` at ${t.revoked_at}` : ""}`);
     });
 }
 
-async function expiryOf(
+function expiryOf(
   opts: { expiresIn?: string | undefined; expiresAt?: string | undefined },
   now: Date,
-): Promise<Date | null> {
-  const [{ UsageError }, { parseDuration, parseTimestamp }] = await Promise.all([
-    import("../errors.ts"),
-    import("./duration.ts"),
-  ]);
+): Date | null {
   if (opts.expiresIn !== undefined && opts.expiresAt !== undefined) {
     throw new UsageError("use either --expires-in or --expires-at, not both");
   }
@@ -296,24 +297,12 @@ async function expiryOf(
   return null;
 }
 
-interface TokenLike {
-  id: string;
-  type: string;
-  name: string;
-  prefix: string;
-  status: string;
-  tenant_slug?: string | null;
-  namespace_slug?: string | null;
-  environment_slug?: string | null;
-  [field: string]: unknown;
-}
-
-function bindingOf(t: TokenLike): string {
+function bindingOf(t: TokenInfo): string {
   if (!t.tenant_slug) return "(installation)";
   return [t.tenant_slug, t.namespace_slug, t.environment_slug].filter((x) => x).join("/");
 }
 
-function tokenFields(t: TokenLike): [string, unknown][] {
+function tokenFields(t: TokenInfo): [string, unknown][] {
   return [
     ["id", t.id],
     ["type", t.type],
@@ -334,15 +323,14 @@ function tokenFields(t: TokenLike): [string, unknown][] {
 }
 
 function printIssued(
-  issued: { token: TokenLike; secret: string },
+  issued: IssuedToken,
   json: boolean,
-  mod: typeof import("./remote_options.ts"),
 ): void {
   if (json) {
-    mod.printJson(issued);
+    printJson(issued);
     return;
   }
-  mod.printFields(tokenFields(issued.token));
+  printFields(tokenFields(issued.token));
   console.error("The secret below is shown only now; store it in a secret manager.");
   console.log(issued.secret);
 }

@@ -7,7 +7,8 @@
  * @module
  */
 import type { Command } from "commander";
-import { withRemoteOptions } from "./remote_options.ts";
+import { UsageError } from "../errors.ts";
+import { resolveRemote, withRemoteOptions } from "./remote_options.ts";
 
 /**
  * Registers `watch`.
@@ -64,8 +65,6 @@ export function registerWatchCommand(program: Command): void {
         "  cfgtool watch ./flags --ns web:dark-mode,new-checkout --ns api:* --status-file ./flags.json\n",
     )
     .action(async (dir: string, opts) => {
-      const { resolveRemote } = await import("./remote_options.ts");
-      const { UsageError } = await import("../errors.ts");
       const remote = resolveRemote(opts);
       const namespaces = opts.ns ?? [];
       if (namespaces.length === 0) {
@@ -84,6 +83,7 @@ export function registerWatchCommand(program: Command): void {
       if (info !== null && !info.isDirectory) {
         throw new UsageError(`${dir} exists and is not a directory: give watch a mirror directory`);
       }
+      // lazy: the agent (SSE, closure archives, flag engine) loads only when watch runs
       const { WatchAgent } = await import("../client/watch_agent.ts");
       const agent = new WatchAgent({
         dir,

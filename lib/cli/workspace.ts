@@ -7,7 +7,9 @@
  * @module
  */
 import type { Command } from "commander";
+import { CfgtoolError, type Problem, ProblemsError } from "../errors.ts";
 import { collectContext, CONTEXT_FLAG, CONTEXT_HELP } from "./context_option.ts";
+import * as out from "./problem_output.ts";
 
 const INIT_EXIT = "\nExit status: 0 files written or already up to date; 1 a file to create " +
   "already exists, or qualifier problems prevent generating the context contract; 2 usage " +
@@ -74,11 +76,8 @@ export function registerWorkspaceCommands(program: Command): void {
         INIT_EXIT,
     )
     .action(async (workspace, opts) => {
-      const [{ initWorkspace }, out, { CfgtoolError, ProblemsError }] = await Promise.all([
-        import("../workspace/init.ts"),
-        import("./problem_output.ts"),
-        import("../errors.ts"),
-      ]);
+      // lazy: the workspace loader (TOML, ajv, re2js, semver) loads only for workspace commands
+      const { initWorkspace } = await import("../workspace/init.ts");
       const run = () =>
         out.rebasingProblems(workspace, () =>
           initWorkspace(workspace, {
@@ -94,7 +93,7 @@ export function registerWorkspaceCommands(program: Command): void {
         for (const n of r.notes) console.log(`note: ${n}`);
         return;
       }
-      let problems: import("../errors.ts").Problem[] = [];
+      let problems: Problem[] = [];
       let result = { written: [] as string[], unchanged: [] as string[], notes: [] as string[] };
       try {
         result = await run();
@@ -142,11 +141,8 @@ export function registerWorkspaceCommands(program: Command): void {
         "\nExamples:\n  cfgtool lint ./config\n  cfgtool lint ./config --json\n" + LINT_EXIT,
     )
     .action(async (workspace, opts) => {
-      const [{ lintWorkspace }, out, { ProblemsError }] = await Promise.all([
-        import("../workspace/lint.ts"),
-        import("./problem_output.ts"),
-        import("../errors.ts"),
-      ]);
+      // lazy: the workspace loader (TOML, ajv, re2js, semver) loads only for workspace commands
+      const { lintWorkspace } = await import("../workspace/lint.ts");
       const report = await lintWorkspace(workspace);
       const problems = out.problemsFromCwd(workspace, report.problems);
       const { counts } = report;
@@ -196,11 +192,13 @@ export function registerWorkspaceCommands(program: Command): void {
         "    --context notification.kind=incident_update\n" + RESOLVE_EXIT,
     )
     .action(async (workspace, opts) => {
-      const { parseContextArgs } = await import("../workspace/context_args.ts");
+      // lazy: the workspace loader (TOML, ajv, re2js, semver) loads only for workspace commands
+      const [{ parseContextArgs }, { openWorkspace }] = await Promise.all([
+        import("../workspace/context_args.ts"),
+        import("../workspace/open.ts"),
+      ]);
       const context = parseContextArgs(opts.context);
-      const { openWorkspace } = await import("../workspace/open.ts");
-      const { rebasingProblems } = await import("./problem_output.ts");
-      const ws = await rebasingProblems(workspace, () => openWorkspace(workspace));
+      const ws = await out.rebasingProblems(workspace, () => openWorkspace(workspace));
       const r = await ws.resolveVariable(opts.variable, context);
       if (opts.json === true) {
         console.log(JSON.stringify({

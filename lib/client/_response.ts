@@ -6,7 +6,7 @@
  * @module
  */
 import { CfgtoolError, type Problem } from "../errors.ts";
-import type { Page } from "../store/page.ts";
+import type { Page } from "../protocol/responses.ts";
 
 /** Whether a JSON value is an object (not an array, not null). */
 export function isObject(v: unknown): v is Record<string, unknown> {

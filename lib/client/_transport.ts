@@ -20,9 +20,11 @@ import {
   UnauthorizedError,
   UsageError,
 } from "../errors.ts";
+import { ERROR_CODES, genericCodeOf } from "../protocol/error_codes.ts";
+import { parseErrorEnvelope } from "../protocol/error_envelope.ts";
 import { unauthorizedError } from "./_credential.ts";
 import { describeNetworkFailure } from "./_network_error.ts";
-import { isObject, readJson, toProblem } from "./_response.ts";
+import { readJson, toProblem } from "./_response.ts";
 
 /** What a request sends besides its method and path. */
 export interface RequestOptions {
@@ -134,29 +136,12 @@ export function p(strings: TemplateStringsArray, ...values: string[]): string {
   return out;
 }
 
-const STATUS_CODES: Readonly<Record<number, string>> = {
-  400: "invalid_request",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not_found",
-  409: "conflict",
-  412: "precondition_failed",
-  413: "payload_too_large",
-  422: "invalid_manifest",
-  429: "rate_limit_exceeded",
-};
-
 async function errorFrom(res: Response, method: string, path: string): Promise<CfgtoolError> {
-  const text = await res.text().catch(() => "");
-  let env: Record<string, unknown> = {};
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (isObject(parsed)) env = parsed;
-  } catch { /* not an envelope */ }
+  const env = parseErrorEnvelope(await res.text().catch(() => ""));
   const status = res.status;
-  const hasEnvelope = typeof env.code === "string" && typeof env.message === "string";
-  let code = hasEnvelope ? env.code as string : STATUS_CODES[status] ?? "http_error";
-  let message = hasEnvelope ? env.message as string : `${method} /api/v1${path}: HTTP ${status}`;
+  const hasEnvelope = env.code !== undefined && env.message !== undefined;
+  let code = hasEnvelope ? env.code! : genericCodeOf(status) ?? "http_error";
+  let message = hasEnvelope ? env.message! : `${method} /api/v1${path}: HTTP ${status}`;
   if (!hasEnvelope && !(res.headers.get("server") ?? "").startsWith("cfgtool/")) {
     // every answer of a cfgtool service carries an error envelope and `Server: cfgtool/…`
     message += ` from ${res.headers.get("server") ?? "a server"} that does not answer like ` +
@@ -168,20 +153,21 @@ async function errorFrom(res: Response, method: string, path: string): Promise<C
       res.headers.get("location") ?? "another URL"
     }; use that URL as --server`;
   }
-  const details = isObject(env.details) ? env.details : undefined;
+  const details = env.details;
   const opts = details === undefined ? {} : { details };
+  const is = (c: keyof typeof ERROR_CODES) => code === c && status === ERROR_CODES[c].status;
   let err: CfgtoolError;
   if (code === "invalid_manifest" && Array.isArray(details?.problems)) {
     err = new ProblemsError(details.problems.map(toProblem), code, message);
-  } else if (code === "unauthorized" && status === 401) {
+  } else if (is("unauthorized")) {
     err = new UnauthorizedError(message, opts);
-  } else if (code === "forbidden" && status === 403) {
+  } else if (is("forbidden")) {
     err = new ForbiddenError(message, opts);
-  } else if (code === "conflict" && status === 409) {
+  } else if (is("conflict")) {
     err = new ConflictError(message, opts);
-  } else if (code === "precondition_failed" && status === 412) {
+  } else if (is("precondition_failed")) {
     err = new PreconditionFailedError(message, opts);
-  } else if (code === "invalid_request" && status === 400) {
+  } else if (is("invalid_request")) {
     err = new UsageError(message, opts);
   } else if (status === 404) {
     err = new NotFoundError(code, message, opts);
@@ -194,9 +180,7 @@ async function errorFrom(res: Response, method: string, path: string): Promise<C
   } else {
     err = new CfgtoolError(code, message, { status, ...opts });
   }
-  const requestId = typeof env.request_id === "string"
-    ? env.request_id
-    : res.headers.get("x-request-id");
+  const requestId = env.request_id ?? res.headers.get("x-request-id");
   if (requestId) requestIds.set(err, requestId);
   return err;
 }

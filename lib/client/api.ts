@@ -14,14 +14,29 @@
  *
  * @module
  */
-import type { ListTokensQuery } from "../auth/token_service.ts";
-import { type Problem, UsageError } from "../errors.ts";
-import type { AuditEntry, AuditQuery } from "../store/audit.ts";
-import type { NamespaceRecord } from "../store/namespaces.ts";
-import type { Page } from "../store/page.ts";
-import type { TenantRecord } from "../store/tenants.ts";
-import type { PublicToken, TokenType } from "../store/tokens.ts";
-import type { VersionMeta } from "../store/versions.ts";
+import { UsageError } from "../errors.ts";
+import { ifMatchHeader, parseVersionEtag } from "../protocol/etag.ts";
+import type {
+  AuditQuery,
+  CreateNamespaceInput,
+  CreateTenantInput,
+  CreateTokenInput,
+  RollbackInput,
+  RotateTokenInput,
+  TokenQuery,
+} from "../protocol/requests.ts";
+import type {
+  AuditEntryInfo,
+  IssuedToken,
+  LintResult,
+  ManifestJson,
+  NamespaceInfo,
+  Page,
+  PutResult,
+  TenantInfo,
+  TokenInfo,
+  VersionInfo,
+} from "../protocol/responses.ts";
 import {
   asObject,
   isObject,
@@ -33,6 +48,26 @@ import {
 } from "./_response.ts";
 import { p, recordedRequestId, type RequestOptions, Transport } from "./_transport.ts";
 
+export type {
+  AuditEntryInfo,
+  AuditQuery,
+  CreateNamespaceInput,
+  CreateTenantInput,
+  CreateTokenInput,
+  IssuedToken,
+  LintResult,
+  ManifestJson,
+  NamespaceInfo,
+  Page,
+  PutResult,
+  RollbackInput,
+  RotateTokenInput,
+  TenantInfo,
+  TokenInfo,
+  TokenQuery,
+  VersionInfo,
+};
+
 /** Options of {@linkcode ServiceClient}. */
 export interface ServiceClientOptions {
   /** Base URL of the service (`https://flags.example.com`); `/api/v1` is added. */
@@ -43,74 +78,6 @@ export interface ServiceClientOptions {
   timeoutMs?: number;
   /** The fetch to use (default: the global one). */
   fetch?: typeof fetch;
-}
-
-/** One page of a list (`next`: the cursor to pass as `after`, or null at the end). */
-export type { Page } from "../store/page.ts";
-
-/** A tenant as the service shows it: its record, every field but `slug` optional. */
-export interface TenantInfo extends Partial<TenantRecord> {
-  slug: string;
-  [field: string]: unknown;
-}
-
-/** A namespace as the service shows it: its record, every field but `slug` optional. */
-export interface NamespaceInfo extends Partial<NamespaceRecord> {
-  slug: string;
-  [field: string]: unknown;
-}
-
-/** Metadata of one manifest version (the record without its internal tree id). */
-export interface VersionInfo extends Partial<Omit<VersionMeta, "tree">> {
-  version: number;
-  closure_hash: string;
-  [field: string]: unknown;
-}
-
-/** Token metadata (never the secret). */
-export type TokenInfo =
-  & Pick<PublicToken, "id" | "type" | "name" | "prefix" | "status">
-  & Partial<
-    PublicToken
-  >;
-
-/** A token just created or rotated, with its one-time secret. */
-export interface IssuedToken {
-  token: TokenInfo;
-  /** The plaintext token; the service shows it only in this response. */
-  secret: string;
-}
-
-/** Body of `POST /api/v1/tokens`. */
-export interface CreateTokenInput {
-  type: TokenType;
-  name: string;
-  description?: string;
-  tenant_slug?: string;
-  namespace_slug?: string;
-  environment_slug?: string;
-  allowed_origins?: string[];
-  /** RFC 3339; omitted means no automatic expiry. */
-  expires_at?: string;
-}
-
-/** Query of `GET /api/v1/tokens`. */
-export type TokenQuery = ListTokensQuery;
-
-/** Query of `GET /api/v1/audit`. */
-export type { AuditQuery } from "../store/audit.ts";
-
-/** One audit entry as the service shows it; fields may be absent or added. */
-export interface AuditEntryInfo extends Partial<AuditEntry> {
-  [field: string]: unknown;
-}
-
-/** A manifest downloaded as JSON. */
-export interface ManifestJson {
-  version: number;
-  closure_hash: string;
-  /** path → UTF-8 text. */
-  files: Record<string, string>;
 }
 
 /** A manifest downloaded as tar.gz. */
@@ -127,23 +94,8 @@ export interface ManifestArchive {
   notModified: boolean;
 }
 
-/** Result of an upload or rollback. */
-export interface PutResult {
-  /** False when the content equalled the current version (200, nothing created). */
-  changed: boolean;
-  version: number;
-  closure_hash: string;
-  created_at?: string;
-}
-
-/** Result of a lint request. */
-export interface LintResult {
-  ok: boolean;
-  problems: Problem[];
-}
-
 /** Files to upload: path → bytes, or path → text. */
-export type ManifestFiles = ReadonlyMap<string, Uint8Array> | Readonly<Record<string, string>>;
+export type UploadFiles = ReadonlyMap<string, Uint8Array> | Readonly<Record<string, string>>;
 
 /**
  * The `request_id` of the service response an error came from, if any
@@ -183,6 +135,11 @@ export class ServiceClient {
   readonly server: string;
   readonly #http: Transport;
 
+  /**
+   * A client of one service with one credential; no request is sent yet.
+   *
+   * @param options the server URL (a trailing `/api/v1` is dropped), the token, the timeout
+   */
   constructor(options: ServiceClientOptions) {
     this.server = options.server.replace(/\/+$/, "").replace(/\/api\/v1$/, "");
     this.#http = new Transport({
@@ -196,7 +153,7 @@ export class ServiceClient {
   // --- tenants -------------------------------------------------------------
 
   /** `POST /tenants`: creates a tenant (superadmin). */
-  async createTenant(input: { slug: string; description?: string }): Promise<TenantInfo> {
+  async createTenant(input: CreateTenantInput): Promise<TenantInfo> {
     return itemOf<TenantInfo>(await this.#http.json("POST", "/tenants", { json: input }), "tenant");
   }
 
@@ -238,7 +195,7 @@ export class ServiceClient {
   /** `POST /tenants/{t}/namespaces`: creates a namespace (version 0, empty). */
   async createNamespace(
     tenant: string,
-    input: { slug: string; description?: string },
+    input: CreateNamespaceInput,
   ): Promise<NamespaceInfo> {
     const body = await this.#http.json("POST", p`/tenants/${tenant}/namespaces`, { json: input });
     return itemOf<NamespaceInfo>(body, "namespace");
@@ -326,15 +283,15 @@ export class ServiceClient {
       },
     );
     const etag = res.headers.get("etag");
-    const m = etag === null ? null : /^(?:W\/)?"v(\d+)-([^"]+)"$/.exec(etag);
+    const tag = parseVersionEtag(etag);
     const bytes = res.status === 304
       ? (await res.body?.cancel(), new Uint8Array())
       : new Uint8Array(await res.arrayBuffer());
     return {
       bytes,
       etag,
-      version: m ? Number(m[1]) : null,
-      closure_hash: m ? m[2]! : null,
+      version: tag?.version ?? null,
+      closure_hash: tag?.closure_hash ?? null,
       notModified: res.status === 304,
     };
   }
@@ -346,7 +303,7 @@ export class ServiceClient {
   async putManifest(
     tenant: string,
     namespace: string,
-    files: ManifestFiles,
+    files: UploadFiles,
     options: { message?: string; ifMatch?: number } = {},
   ): Promise<PutResult> {
     const json: Record<string, unknown> = { files: filesAsText(files) };
@@ -370,7 +327,7 @@ export class ServiceClient {
   }
 
   /** `POST …/lint`: validates files on the server without storing them. */
-  async lintManifest(tenant: string, namespace: string, files: ManifestFiles): Promise<LintResult> {
+  async lintManifest(tenant: string, namespace: string, files: UploadFiles): Promise<LintResult> {
     const body = asObject(
       await this.#http.json("POST", p`/tenants/${tenant}/namespaces/${namespace}/lint`, {
         json: { files: filesAsText(files) },
@@ -406,7 +363,7 @@ export class ServiceClient {
   async rollback(
     tenant: string,
     namespace: string,
-    input: { version: number; message?: string },
+    input: RollbackInput,
   ): Promise<PutResult> {
     const res = await this.#http.send(
       "POST",
@@ -439,7 +396,7 @@ export class ServiceClient {
   /** `POST /tokens/{id}/rotate`: a replacement with a new one-time secret. */
   async rotateToken(
     id: string,
-    input: { name?: string; expires_at?: string } = {},
+    input: RotateTokenInput = {},
   ): Promise<IssuedToken> {
     return issued(await this.#http.json("POST", p`/tokens/${id}/rotate`, { json: input }));
   }
@@ -472,7 +429,7 @@ export class ServiceClient {
       p`/tenants/${tenant}/namespaces/${namespace}/manifest`,
       {
         ...body,
-        ...(ifMatch === undefined ? {} : { headers: { "if-match": `"v${ifMatch}"` } }),
+        ...(ifMatch === undefined ? {} : { headers: { "if-match": ifMatchHeader(ifMatch) } }),
       },
     );
     return putResult(res.status, await readJson(res));
@@ -484,7 +441,7 @@ function issued(body: unknown): IssuedToken {
   if (typeof obj.secret !== "string" || !isObject(obj.token)) {
     throw unexpected("expected {token, secret}");
   }
-  return { token: obj.token as TokenInfo, secret: obj.secret };
+  return { token: obj.token as unknown as TokenInfo, secret: obj.secret };
 }
 
 function putResult(status: number, body: unknown): PutResult {
@@ -500,7 +457,7 @@ function putResult(status: number, body: unknown): PutResult {
   return out;
 }
 
-function filesAsText(files: ManifestFiles): Record<string, string> {
+function filesAsText(files: UploadFiles): Record<string, string> {
   if (!(files instanceof Map)) return { ...(files as Record<string, string>) };
   const decoder = new TextDecoder("utf-8", { fatal: true });
   const out: Record<string, string> = {};

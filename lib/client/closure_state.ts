@@ -5,257 +5,25 @@
  * that passed every check, so a failed check can never replace the last
  * good model: it simply produces no new state.
  *
- * Also here: parsing of the stream's event data (protocol v2) and the
- * integrity checks of inline deltas and snapshots.
+ * Also here: the integrity checks of inline deltas and snapshots (the
+ * event data itself is parsed by lib/protocol/events.ts).
  *
  * @module
  */
 import { base64 } from "base";
 import { closureHash } from "../closure/hash.ts";
-import { sha256Hex } from "../bytes.ts";
+import { bytesEqual, sha256Hex } from "../bytes.ts";
 import { unpackArchive } from "../closure/archive.ts";
-import { CfgtoolError, formatProblem, ProblemsError } from "../errors.ts";
+import { formatProblem, ProblemsError } from "../errors.ts";
 import { type CompiledModel, compileManifest } from "../flags/evaluate.ts";
 import type { Manifest } from "../flags/model.ts";
 import { parseManifestPath } from "../flags/model.ts";
 import { parseManifest } from "../flags/validate.ts";
+import { versionEtag } from "../protocol/etag.ts";
+import type { VersionEvent } from "../protocol/events.ts";
+import { IntegrityError } from "../protocol/integrity.ts";
 
-/** The only wire protocol this client speaks. */
-export const PROTOCOL = "v2";
-
-/**
- * Which check failed: the four of docs/events.md (`prev_closure_hash`,
- * `file_sha256`, `closure_hash` after a delta, `snapshot_hash` after
- * unpacking an archive), a closure that does not validate
- * (`invalid_closure`), event data that is not protocol v2 or is malformed
- * (`protocol`), and a version that does not increase (`ordering`).
- */
-export type IntegrityCheck =
-  | "prev_closure_hash"
-  | "file_sha256"
-  | "closure_hash"
-  | "snapshot_hash"
-  | "invalid_closure"
-  | "protocol"
-  | "ordering";
-
-/**
- * A failed integrity check (`code` `integrity_check_failed`). The tracked
- * closure is left as it was.
- *
- * @example
- * ```ts
- * import { IntegrityError } from "./closure_state.ts";
- * const err = new IntegrityError("file_sha256", "web", 3, "flags/a.toml does not match its sha256");
- * if (err.check !== "file_sha256" || err.code !== "integrity_check_failed") throw new Error();
- * ```
- */
-export class IntegrityError extends CfgtoolError {
-  /** The check that failed. */
-  readonly check: IntegrityCheck;
-  /** The namespace (slug), when known. */
-  readonly namespace: string | null;
-  /** The version the failed event or archive was for, when known. */
-  readonly version: number | null;
-
-  constructor(
-    check: IntegrityCheck,
-    namespace: string | null,
-    version: number | null,
-    message: string,
-    options: { cause?: unknown } = {},
-  ) {
-    super("integrity_check_failed", message, {
-      status: 502,
-      details: { check, namespace, version },
-      ...options,
-    });
-    this.name = "IntegrityError";
-    this.check = check;
-    this.namespace = namespace;
-    this.version = version;
-  }
-}
-
-/** A delta op of an inline event. */
-export type WireOp = "added" | "modified" | "removed" | "enter" | "leave";
-
-/** One file entry of an inline event. */
-export interface WireFileEntry {
-  path: string;
-  op: WireOp;
-  sha256?: string;
-  content_b64?: string;
-}
-
-/** A parsed `version` event. */
-export interface VersionEvent {
-  kind: "version";
-  protocol: "v2";
-  namespace: string;
-  version: number;
-  prev_version: number | null;
-  prev_closure_hash: string | null;
-  closure_hash: string;
-  delivery: "inline" | "snapshot";
-  /** Inline only, non-empty. */
-  files: WireFileEntry[];
-  /** Snapshot only. */
-  snapshot_url: string | null;
-  /** Snapshot only (advisory). */
-  snapshot_size_bytes: number | null;
-}
-
-/** A parsed `resync` event. */
-export interface ResyncEvent {
-  kind: "resync";
-  protocol: "v2";
-  namespace: string;
-  current_version: number;
-  reason: "version_too_old" | "unknown_since" | "pre_git_era" | "protocol_downgrade";
-  snapshot_url: string;
-}
-
-const HASH_RE = /^sha256:[0-9a-f]{64}$/;
 const HEX_RE = /^[0-9a-f]{64}$/;
-const OPS: ReadonlySet<string> = new Set(["added", "modified", "removed", "enter", "leave"]);
-const REASONS: ReadonlySet<string> = new Set([
-  "version_too_old",
-  "unknown_since",
-  "pre_git_era",
-  "protocol_downgrade",
-]);
-
-/**
- * Parses and checks the data of a `version` or `resync` event. Data that is
- * not JSON, whose `protocol` is not `v2`, or that lacks a field the protocol
- * requires throws {@linkcode IntegrityError} (`protocol`).
- *
- * @param event the SSE event name (`version` or `resync`)
- * @param data the event data
- * @returns the event
- *
- * @example
- * ```ts
- * import { parseEventData } from "./closure_state.ts";
- * const ev = parseEventData("resync", JSON.stringify({
- *   protocol: "v2", namespace: "web", current_version: 4, reason: "unknown_since",
- *   snapshot_url: "http://h/c",
- * }));
- * if (ev.kind !== "resync" || ev.current_version !== 4) throw new Error();
- * try {
- *   parseEventData("resync", '{"protocol":"v1"}');
- *   throw new Error("accepted v1");
- * } catch (err) {
- *   if ((err as { check?: string }).check !== "protocol") throw err;
- * }
- * ```
- */
-export function parseEventData(
-  event: "version" | "resync",
-  data: string,
-): VersionEvent | ResyncEvent {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(data);
-  } catch (err) {
-    throw new IntegrityError("protocol", null, null, `${event} event data is not JSON`, {
-      cause: err,
-    });
-  }
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
-    throw new IntegrityError("protocol", null, null, `${event} event data is not an object`);
-  }
-  const o = raw as Record<string, unknown>;
-  const ns = typeof o.namespace === "string" ? o.namespace : null;
-  if (o.protocol !== PROTOCOL) {
-    throw new IntegrityError(
-      "protocol",
-      ns,
-      null,
-      `${event} event for ${ns ?? "?"} has protocol ${
-        JSON.stringify(o.protocol)
-      }; only ${PROTOCOL} is accepted`,
-    );
-  }
-  const bad = (field: string): never => {
-    throw new IntegrityError(
-      "protocol",
-      ns,
-      typeof o.version === "number" ? o.version : null,
-      `${event} event for ${ns ?? "?"} has a missing or invalid ${field}`,
-    );
-  };
-  if (ns === null || ns === "") bad("namespace");
-  if (event === "resync") {
-    if (!isVersion(o.current_version)) bad("current_version");
-    if (typeof o.reason !== "string" || !REASONS.has(o.reason)) bad("reason");
-    if (typeof o.snapshot_url !== "string") bad("snapshot_url");
-    return {
-      kind: "resync",
-      protocol: PROTOCOL,
-      namespace: ns!,
-      current_version: o.current_version as number,
-      reason: o.reason as ResyncEvent["reason"],
-      snapshot_url: o.snapshot_url as string,
-    };
-  }
-  if (!isVersion(o.version)) bad("version");
-  if (o.prev_version !== null && !isVersion(o.prev_version)) bad("prev_version");
-  if (o.prev_closure_hash !== null && !isHash(o.prev_closure_hash)) bad("prev_closure_hash");
-  if (o.prev_closure_hash === null && o.prev_version !== null) bad("prev_closure_hash");
-  if (!isHash(o.closure_hash)) bad("closure_hash");
-  const base = {
-    kind: "version" as const,
-    protocol: PROTOCOL as "v2",
-    namespace: ns!,
-    version: o.version as number,
-    prev_version: o.prev_version as number | null,
-    prev_closure_hash: o.prev_closure_hash as string | null,
-    closure_hash: o.closure_hash as string,
-  };
-  if (o.delivery === "snapshot") {
-    if (typeof o.snapshot_url !== "string") bad("snapshot_url");
-    return {
-      ...base,
-      delivery: "snapshot",
-      files: [],
-      snapshot_url: o.snapshot_url as string,
-      snapshot_size_bytes: typeof o.snapshot_size_bytes === "number" ? o.snapshot_size_bytes : null,
-    };
-  }
-  if (o.delivery !== "inline") bad("delivery");
-  if (!Array.isArray(o.files) || o.files.length === 0) bad("files");
-  if (o.prev_closure_hash === null) bad("prev_closure_hash");
-  const files: WireFileEntry[] = [];
-  for (const f of o.files as unknown[]) {
-    if (f === null || typeof f !== "object") bad("files entry");
-    const e = f as Record<string, unknown>;
-    if (typeof e.path !== "string" || typeof e.op !== "string" || !OPS.has(e.op)) {
-      bad("files entry");
-    }
-    const entry: WireFileEntry = { path: e.path as string, op: e.op as WireOp };
-    if (e.op === "removed" || e.op === "leave") {
-      files.push(entry);
-      continue;
-    }
-    if (typeof e.sha256 !== "string" || typeof e.content_b64 !== "string") {
-      bad(`sha256 or content_b64 of ${e.path}`);
-    }
-    entry.sha256 = e.sha256 as string;
-    entry.content_b64 = e.content_b64 as string;
-    files.push(entry);
-  }
-  return { ...base, delivery: "inline", files, snapshot_url: null, snapshot_size_bytes: null };
-}
-
-function isVersion(v: unknown): v is number {
-  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
-}
-
-function isHash(v: unknown): v is string {
-  return typeof v === "string" && HASH_RE.test(v);
-}
 
 /** What changed between two states. */
 export interface StateDiff {
@@ -316,7 +84,7 @@ export class ClosureState {
 
   /** The closure endpoint ETag of this state, `"v<version>-<hash>"`. */
   get etag(): string {
-    return `"v${this.version}-${this.hash}"`;
+    return versionEtag(this.version, this.hash);
   }
 
   /**
@@ -480,7 +248,7 @@ export class ClosureState {
     const before = prev?.files ?? new Map<string, Uint8Array>();
     for (const [p, b] of this.files) {
       const a = before.get(p);
-      if (a === undefined || !sameBytes(a, b)) paths.push(p);
+      if (a === undefined || !bytesEqual(a, b)) paths.push(p);
     }
     for (const p of before.keys()) if (!this.files.has(p)) paths.push(p);
     paths.sort();
@@ -528,10 +296,4 @@ export class ClosureState {
       compileManifest(manifest, version),
     );
   }
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -18,12 +18,6 @@
  *
  * @module
  */
-import {
-  canonicalFlagList,
-  encodeSubscription,
-  type FlagSelection,
-  parseNamespaceParam,
-} from "../closure/subscription.ts";
 import { CfgtoolError, UsageError } from "../errors.ts";
 import {
   type Context,
@@ -35,17 +29,27 @@ import {
 import type { CompiledModel } from "../flags/evaluate.ts";
 import type { FlagType } from "../flags/model.ts";
 import type { Logger } from "../log.ts";
-import { Backoff, type BackoffOptions, sleep } from "./backoff.ts";
+import { closureTarget, closureUrl } from "../protocol/closure_url.ts";
+import { parseVersionEtag } from "../protocol/etag.ts";
 import {
-  ClosureState,
-  IntegrityError,
+  isClosureHash,
   parseEventData,
   type ResyncEvent,
   type VersionEvent,
-} from "./closure_state.ts";
+} from "../protocol/events.ts";
+import { IntegrityError } from "../protocol/integrity.ts";
+import {
+  canonicalFlagList,
+  encodeSubscription,
+  type FlagSelection,
+  parseNamespaceParam,
+} from "../protocol/subscription.ts";
+import { Backoff, type BackoffOptions, sleep } from "./backoff.ts";
+import { ClosureState } from "./closure_state.ts";
 import { httpError, openSse, readSse, type SseMessage } from "./sse.ts";
 
-export { ClosureState, type IntegrityCheck, IntegrityError } from "./closure_state.ts";
+export { ClosureState } from "./closure_state.ts";
+export { type IntegrityCheck, IntegrityError } from "../protocol/integrity.ts";
 
 /** A subscribed namespace: the slug (or `<tenant>/<slug>`) and its flags. */
 export interface NamespaceSubscriptionSpec {
@@ -184,7 +188,6 @@ interface Waiter {
 }
 
 const FATAL_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 414]);
-const ETAG_RE = /^(?:W\/)?"v(\d+)-(sha256:[0-9a-f]{64})"$/;
 
 /**
  * A client of the event stream that evaluates flags locally.
@@ -803,8 +806,8 @@ export class FlagClient {
       const bytes = new Uint8Array(await res.arrayBuffer());
       let expected = target.hash;
       if (expected === null) {
-        const m = ETAG_RE.exec(res.headers.get("etag") ?? "");
-        if (m === null || Number(m[1]) !== target.version) {
+        const tag = parseVersionEtag(res.headers.get("etag"));
+        if (tag === null || !isClosureHash(tag.closure_hash) || tag.version !== target.version) {
           throw new IntegrityError(
             "snapshot_hash",
             track.slug,
@@ -812,7 +815,7 @@ export class FlagClient {
             `the closure of ${track.slug} v${target.version} came without an ETag to verify it against`,
           );
         }
-        expected = m[2]!;
+        expected = tag.closure_hash;
       }
       return await ClosureState.fromArchive(track.slug, target.version, bytes, expected);
     } finally {
@@ -824,22 +827,15 @@ export class FlagClient {
   #closureUrl(track: Track, version: number): string | null {
     const tenant = track.tenant ?? this.#tenant ?? this.#learnedTenant.get(track.slug) ?? null;
     if (tenant === null) return null;
-    return `${this.#server}/api/v1/tenants/${encodeURIComponent(tenant)}/namespaces/${
-      encodeURIComponent(track.slug)
-    }/closure?version=${version}&subscription=${track.subscription}`;
+    return closureUrl(this.#server, tenant, track.slug, version, track.subscription);
   }
 
   #learnTenant(track: Track, snapshotUrl: string | null): void {
     if (snapshotUrl === null || this.#learnedTenant.has(track.slug)) return;
-    try {
-      const m = /^\/api\/v1\/tenants\/([^/]+)\/namespaces\/([^/]+)\/closure$/.exec(
-        new URL(snapshotUrl).pathname,
-      );
-      if (m !== null && decodeURIComponent(m[2]!) === track.slug) {
-        this.#learnedTenant.set(track.slug, decodeURIComponent(m[1]!));
-      }
-    } catch {
-      // not a URL: the fetch will fail and be reported
+    // not a closure URL (or not a URL at all): the fetch will fail and be reported
+    const target = closureTarget(snapshotUrl);
+    if (target !== null && target.namespace === track.slug) {
+      this.#learnedTenant.set(track.slug, target.tenant);
     }
   }
 

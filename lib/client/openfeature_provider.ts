@@ -74,12 +74,16 @@ const CODE_MAP: Record<string, ErrorCode> = {
  * await OpenFeature.close();
  * ```
  */
-export class CfgtoolProvider implements Provider {
+export class CfgtoolProvider {
   /** Provider metadata. */
   readonly metadata = { name: "cfgtool" } as const;
   /** Server-side provider. */
   readonly runsOn = "server" as const;
-  /** The provider's event emitter. */
+  /**
+   * The provider's event emitter (read by the OpenFeature SDK).
+   *
+   * @ignore
+   */
   readonly events: OpenFeatureEventEmitter = new OpenFeatureEventEmitter();
   /** The client the provider evaluates on. */
   readonly client: FlagClient;
@@ -91,7 +95,12 @@ export class CfgtoolProvider implements Provider {
   #inError = false;
   #unsubscribe: (() => void)[] = [];
 
-  /** @param options namespace, environment, and a client or the options to create one */
+  /**
+   * A provider for one namespace and environment, on the given client or on
+   * a client it creates (and closes in {@linkcode CfgtoolProvider.onClose}).
+   *
+   * @param options namespace, environment, and a client or the options to create one
+   */
   constructor(options: CfgtoolProviderOptions) {
     this.#namespace = options.namespace;
     this.#environment = options.environment;
@@ -138,7 +147,11 @@ export class CfgtoolProvider implements Provider {
     if (this.#owned) await this.client.close();
   }
 
-  /** Resolves a boolean flag. */
+  /**
+   * Resolves a boolean flag (called by the OpenFeature SDK).
+   *
+   * @ignore
+   */
   resolveBooleanEvaluation(
     flagKey: string,
     defaultValue: boolean,
@@ -147,7 +160,11 @@ export class CfgtoolProvider implements Provider {
     return Promise.resolve(this.#resolve(flagKey, defaultValue, context, "boolean"));
   }
 
-  /** Resolves a string flag. */
+  /**
+   * Resolves a string flag (called by the OpenFeature SDK).
+   *
+   * @ignore
+   */
   resolveStringEvaluation(
     flagKey: string,
     defaultValue: string,
@@ -156,7 +173,11 @@ export class CfgtoolProvider implements Provider {
     return Promise.resolve(this.#resolve(flagKey, defaultValue, context, "string"));
   }
 
-  /** Resolves a number flag. */
+  /**
+   * Resolves a number flag (called by the OpenFeature SDK).
+   *
+   * @ignore
+   */
   resolveNumberEvaluation(
     flagKey: string,
     defaultValue: number,
@@ -165,7 +186,11 @@ export class CfgtoolProvider implements Provider {
     return Promise.resolve(this.#resolve(flagKey, defaultValue, context, "number"));
   }
 
-  /** Resolves an object flag. */
+  /**
+   * Resolves an object flag (called by the OpenFeature SDK).
+   *
+   * @ignore
+   */
   resolveObjectEvaluation<T extends JsonValue>(
     flagKey: string,
     defaultValue: T,
@@ -251,6 +276,12 @@ export class CfgtoolProvider implements Provider {
     );
   }
 }
+
+// A CfgtoolProvider is an OpenFeature server provider. It is checked here rather than with
+// `implements Provider`, which would make the SDK's types part of this package's documented
+// API; the members only the SDK calls (`events`, `resolve*Evaluation`) are `@ignore`d for the
+// same reason.
+const _isProvider: (p: CfgtoolProvider) => Provider = (p) => p;
 
 /** OpenFeature's `targetingKey` becomes the engine's `targeting_key`. */
 function toEngineContext(context: EvaluationContext): Record<string, unknown> {

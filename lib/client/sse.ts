@@ -9,6 +9,7 @@
  */
 import { createParser, type EventSourceMessage } from "sse-parser";
 import { CfgtoolError } from "../errors.ts";
+import { parseErrorEnvelope } from "../protocol/error_envelope.ts";
 
 /** One event of the stream. */
 export interface SseMessage {
@@ -175,18 +176,10 @@ export async function httpError(res: Response, what: string): Promise<CfgtoolErr
   let details: Record<string, unknown> | undefined;
   const text = await res.text().catch(() => "");
   if ((res.headers.get("content-type") ?? "").includes("json") && text !== "") {
-    try {
-      const body = JSON.parse(text) as { code?: unknown; message?: unknown; details?: unknown };
-      if (typeof body.code === "string") code = body.code;
-      if (typeof body.message === "string") {
-        message = `${what} answered ${res.status}: ${body.message}`;
-      }
-      if (body.details !== null && typeof body.details === "object") {
-        details = body.details as Record<string, unknown>;
-      }
-    } catch {
-      // not an envelope
-    }
+    const env = parseErrorEnvelope(text);
+    if (env.code !== undefined) code = env.code;
+    if (env.message !== undefined) message = `${what} answered ${res.status}: ${env.message}`;
+    details = env.details;
   }
   return new CfgtoolError(code, message, {
     status: res.status,

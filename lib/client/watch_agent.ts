@@ -81,9 +81,13 @@ export interface WatchStatus {
 
 /** A failure as the status file shows it. */
 export interface ErrorStatus {
+  /** The error's stable code. */
   code: string;
+  /** For `integrity_check_failed`: which check. */
   check: string | null;
+  /** What happened. */
   message: string;
+  /** RFC 3339 time of the failure. */
   at: string;
 }
 
@@ -129,7 +133,12 @@ export class WatchAgent {
   #streamUp = false;
   #interrupted = false;
 
-  /** @param options the client's options plus the directory and status file */
+  /**
+   * Creates the agent and its {@linkcode FlagClient} (which connects at
+   * once); nothing is written until {@linkcode WatchAgent.start}.
+   *
+   * @param options the client's options plus the directory and status file
+   */
   constructor(options: WatchAgentOptions) {
     const { dir, statusFile, log, logError, logger, ...clientOptions } = options;
     this.#dir = dir;

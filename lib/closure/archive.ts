@@ -8,6 +8,7 @@
  */
 import { createTarDecoder, packTar, type TarEntry } from "tar";
 import { CfgtoolError, UsageError } from "../errors.ts";
+import { MAX_MANIFEST_FILES } from "../flags/model.ts";
 import type { FileSet } from "./hash.ts";
 import { compareUtf8 } from "../bytes.ts";
 
@@ -23,7 +24,7 @@ export interface UnpackLimits {
 
 /** The archive limits (docs/api.md, `PUT …/manifest`). */
 export const DEFAULT_UNPACK_LIMITS: Readonly<UnpackLimits> = {
-  maxEntries: 10_000,
+  maxEntries: MAX_MANIFEST_FILES,
   maxTotalBytes: 16 * 1024 * 1024,
   maxFileBytes: 1024 * 1024,
 };

@@ -61,9 +61,8 @@ export interface DeltaInput {
  */
 export async function computeDelta(input: DeltaInput): Promise<FileEntry[]> {
   const { prev, next, prevPaths, nextPaths } = input;
-  const paths = new Set<string>([...prev.keys(), ...next.keys()]);
   const out: FileEntry[] = [];
-  for (const path of [...paths].sort(compareUtf8)) {
+  for (const path of changedPaths(prev, next).sort(compareUtf8)) {
     const before = prev.get(path);
     const after = next.get(path);
     if (after !== undefined) {
@@ -167,6 +166,36 @@ export function chooseDelivery(facts: DeliveryFacts, limits: DeliveryLimits): De
   if (facts.entries > limits.deltaFileLimit) return "snapshot:too_many_files";
   if (facts.dataBytes > limits.inlineEventLimitBytes) return "snapshot:too_large";
   return "inline";
+}
+
+/**
+ * How many entries {@linkcode computeDelta} would give, without hashing or
+ * encoding anything: enough to decide that a large change goes out as a
+ * snapshot before paying for a delta nobody receives.
+ *
+ * @param prev the previous closure
+ * @param next the new closure
+ * @returns the number of paths added, changed or removed
+ *
+ * @example
+ * ```ts
+ * import { countDelta } from "./delta.ts";
+ * const a = new Uint8Array([1]);
+ * if (countDelta(new Map([["x", a]]), new Map([["x", a], ["y", a]])) !== 1) throw new Error();
+ * ```
+ */
+export function countDelta(prev: FileSet, next: FileSet): number {
+  return changedPaths(prev, next).length;
+}
+
+function changedPaths(prev: FileSet, next: FileSet): string[] {
+  const out: string[] = [];
+  for (const [path, after] of next) {
+    const before = prev.get(path);
+    if (before === undefined || !bytesEqual(before, after)) out.push(path);
+  }
+  for (const path of prev.keys()) if (!next.has(path)) out.push(path);
+  return out;
 }
 
 async function withContent(path: string, op: DeltaOp, bytes: Uint8Array): Promise<FileEntry> {

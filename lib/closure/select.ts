@@ -14,7 +14,7 @@ import { type Manifest, parseManifestPath } from "../flags/model.ts";
 import { reachableSegments } from "../flags/reach.ts";
 import { parseManifest } from "../flags/validate.ts";
 import type { FileSet } from "./hash.ts";
-import type { FlagSelection } from "./subscription.ts";
+import type { FlagSelection } from "../protocol/subscription.ts";
 
 /**
  * Selects the closure of a subscription from a manifest's files.

@@ -6,12 +6,14 @@
  * @module
  */
 import { packArchive } from "../closure/archive.ts";
+import type { ManifestWorkers } from "../workers/manifest_workers.ts";
+import { loadFiles } from "../workers/manifest_work.ts";
+import { ProblemsError } from "../errors.ts";
 import { closureHash, type FileSet } from "../closure/hash.ts";
 import { type MemoEntry, memoFor, memoKey } from "../closure/memo.ts";
 import { selectClosure } from "../closure/select.ts";
-import { canonicalFlagList, type FlagSelection } from "../closure/subscription.ts";
+import { canonicalFlagList, type FlagSelection } from "../protocol/subscription.ts";
 import type { Manifest } from "../flags/model.ts";
-import { loadStoredManifest } from "../flags/check_off_thread.ts";
 import { versionKey } from "../store/keys.ts";
 import { readFiles, type VersionMeta } from "../store/versions.ts";
 
@@ -32,6 +34,8 @@ export interface LoadedVersion {
  * @param tenant tenant slug
  * @param namespace namespace slug
  * @param version the version
+ * @param workers the process's manifest workers, which load a large version
+ *   off the event loop (without them it loads in place)
  * @returns the version, or null
  *
  * @example
@@ -47,6 +51,7 @@ export async function loadVersion(
   tenant: string,
   namespace: string,
   version: number,
+  workers?: ManifestWorkers,
 ): Promise<LoadedVersion | null> {
   const meta = (await kv.get<VersionMeta>(versionKey(tenant, namespace, version))).value;
   if (meta === null) return null;
@@ -58,7 +63,17 @@ export async function loadVersion(
   }
   // A stored version: loaded with the relaxed rules, as the model cache does
   // (that one logs the warnings).
-  return { meta, files, model: (await loadStoredManifest(files)).manifest };
+  return { meta, files, model: await loadModel(files, workers) };
+}
+
+async function loadModel(
+  files: ReadonlyMap<string, Uint8Array>,
+  workers: ManifestWorkers | undefined,
+): Promise<Manifest> {
+  if (workers !== undefined) return (await workers.load(files)).manifest;
+  const { problems, manifest } = loadFiles(files);
+  if (manifest === undefined) throw new ProblemsError(problems);
+  return manifest;
 }
 
 /** A closure and its hash. */
@@ -85,6 +100,10 @@ export interface Closure {
  */
 export async function closureOf(v: LoadedVersion, flags: FlagSelection): Promise<Closure> {
   const files = selectClosure(v.files, flags, v.model);
+  // every file selected: the closure is the version, whose hash is recorded
+  if (files.size === v.files.size && v.meta.closure_hash) {
+    return { files, hash: v.meta.closure_hash };
+  }
   return { files, hash: await closureHash(files) };
 }
 
@@ -117,6 +136,8 @@ export function tarSize(files: FileSet): number {
  * @param flags the subscription
  * @param closure the closure, when the caller has it
  * @param load reads the version when the closure is not given
+ * @param workers the process's manifest workers, which pack a large archive
+ *   off the event loop (without them it is packed in place)
  * @returns archive, closure hash and tar size
  *
  * @example
@@ -132,6 +153,7 @@ export function closureArchive(
   flags: FlagSelection,
   closure: Closure | null,
   load: () => Promise<LoadedVersion | null>,
+  workers?: ManifestWorkers,
 ): Promise<MemoEntry | null> {
   const key = memoKey(tenant, namespace, meta.version, meta.tree, canonicalFlagList(flags));
   const memo = memoFor(kv);
@@ -144,7 +166,8 @@ export function closureArchive(
       if (v === null) throw new GoneError();
       c = await closureOf(v, flags);
     }
-    return { archive: await packArchive(c.files), closureHash: c.hash, tarSize: tarSize(c.files) };
+    const archive = workers ? await workers.archive(c.files) : await packArchive(c.files);
+    return { archive, closureHash: c.hash, tarSize: tarSize(c.files) };
   }).catch((err) => {
     if (err instanceof GoneError) return null;
     throw err;

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { FlagSelection } from "../closure/subscription.ts";
-import { KEEPALIVE_FRAME, type SseStream } from "./sse.ts";
+import type { FlagSelection } from "../protocol/subscription.ts";
+import type { SseStream } from "./sse.ts";
 
 /** What a connection tracks for one namespace. */
 export interface NamespaceState {
@@ -37,10 +37,8 @@ export interface ConnectionInit {
   tenant: string;
   /** Scheme and host for snapshot URLs. */
   origin: string;
-  /** The byte stream of the response. */
+  /** The byte stream of the response (its lifecycle: lib/events/sse.ts). */
   stream: SseStream;
-  /** Clock (ms). */
-  now: () => number;
 }
 
 /**
@@ -52,11 +50,17 @@ export interface ConnectionInit {
  * import { createSseStream } from "./sse.ts";
  * const c = new StreamConnection({
  *   id: 1, principalId: "tok_1", tenant: "acme", origin: "http://h",
- *   stream: createSseStream(() => {}), now: () => 0,
+ *   stream: createSseStream(),
  * });
- * c.keepalive();
+ * c.states.set("web", {
+ *   slug: "web", flags: "*", subscription: "Kg", version: null, hash: null,
+ *   inlineSent: false, hint: null,
+ * });
+ * const frame = new TextEncoder().encode("event: version\nid: web:1\ndata: {}\n\n");
+ * if (!c.sendEvent("web", frame, { version: 1, hash: "sha256:a", kind: "snapshot" })) throw new Error();
+ * if (c.sendEvent("web", frame, { version: 1, hash: "sha256:a", kind: "inline" })) throw new Error();
  * c.close();
- * if (!c.closed) throw new Error();
+ * if (!c.closed || c.states.get("web")?.version !== 1) throw new Error();
  * ```
  */
 export class StreamConnection {
@@ -66,11 +70,6 @@ export class StreamConnection {
   readonly origin: string;
   readonly states: Map<string, NamespaceState> = new Map();
   readonly #stream: SseStream;
-  readonly #now: () => number;
-  /** When the last byte was written (keepalives included). */
-  lastWriteAt: number;
-  /** When the last event (version or resync) was written. */
-  lastEventAt: number;
 
   constructor(init: ConnectionInit) {
     this.id = init.id;
@@ -78,8 +77,6 @@ export class StreamConnection {
     this.tenant = init.tenant;
     this.origin = init.origin;
     this.#stream = init.stream;
-    this.#now = init.now;
-    this.lastWriteAt = this.lastEventAt = init.now();
   }
 
   /** Whether the stream has ended. */
@@ -108,17 +105,10 @@ export class StreamConnection {
       return false;
     }
     if (!this.#stream.write(frame)) return false;
-    const t = this.#now();
-    this.lastWriteAt = this.lastEventAt = t;
     state.version = after.version;
     state.hash = after.hash;
     state.inlineSent = after.kind === "inline";
     return true;
-  }
-
-  /** Writes a `:keepalive` comment. */
-  keepalive(): void {
-    if (this.#stream.write(KEEPALIVE_FRAME)) this.lastWriteAt = this.#now();
   }
 
   /** Ends the stream. */

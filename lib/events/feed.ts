@@ -14,13 +14,14 @@
  *
  * @module
  */
-import { chooseDelivery, computeDelta, type DeliveryLimits } from "../closure/delta.ts";
+import type { ManifestWorkers } from "../workers/manifest_workers.ts";
+import { chooseDelivery, computeDelta, countDelta, type DeliveryLimits } from "../closure/delta.ts";
 import { signClosureToken } from "../closure/signed_token.ts";
 import {
   canonicalFlagList,
   encodeSubscription,
   type FlagSelection,
-} from "../closure/subscription.ts";
+} from "../protocol/subscription.ts";
 import type { Logger } from "../log.ts";
 import type { HeadWatcher } from "../store/head_watcher.ts";
 import { type VersionStatus, versionStatus } from "../store/retention.ts";
@@ -33,14 +34,14 @@ import {
   loadVersion,
 } from "./closures.ts";
 import type { NamespaceState, StreamConnection } from "./connection.ts";
+import { closureUrl } from "../protocol/closure_url.ts";
 import {
   inlineData,
   inlineParts,
   resyncData,
   type ResyncReason,
   snapshotData,
-  snapshotUrl,
-} from "./payload.ts";
+} from "../protocol/events.ts";
 import { sseFrame } from "./sse.ts";
 import { tarSize } from "./closures.ts";
 
@@ -51,6 +52,8 @@ export interface FeedDeps {
   heads: HeadWatcher;
   limits: DeliveryLimits;
   log: Logger;
+  /** The process's manifest workers (large versions load and archive there). */
+  workers?: ManifestWorkers;
   now: () => Date;
 }
 
@@ -201,7 +204,13 @@ export class NamespaceFeed {
   async #load(version: number): Promise<LoadedVersion | null> {
     const hit = this.#loaded.get(version);
     if (hit !== undefined) return hit;
-    const loaded = await loadVersion(this.#deps.kv, this.tenant, this.slug, version);
+    const loaded = await loadVersion(
+      this.#deps.kv,
+      this.tenant,
+      this.slug,
+      version,
+      this.#deps.workers,
+    );
     if (loaded !== null) {
       this.#loaded.set(version, loaded);
       for (const v of this.#loaded.keys()) {
@@ -219,7 +228,13 @@ export class NamespaceFeed {
     const base = group.base!;
     if (hint === null || hint > base.loaded.meta.version) return null;
     if (hint === base.loaded.meta.version) return { version: hint, hash: base.closure.hash };
-    const loaded = await loadVersion(this.#deps.kv, this.tenant, this.slug, hint);
+    const loaded = await loadVersion(
+      this.#deps.kv,
+      this.tenant,
+      this.slug,
+      hint,
+      this.#deps.workers,
+    );
     if (loaded === null) return null; // pruned or unrecorded: the first snapshot starts afresh
     return { version: hint, hash: (await closureOf(loaded, group.flags)).hash };
   }
@@ -256,12 +271,17 @@ export class NamespaceFeed {
       return;
     }
     const unchanged = next.closure.hash === base.closure.hash;
-    const entries = unchanged ? [] : await computeDelta({
-      prev: base.closure.files,
-      next: next.closure.files,
-      prevPaths: base.loaded.files,
-      nextPaths: loaded.files,
-    });
+    // A change of more files than a delta may carry goes out as a snapshot:
+    // its delta (a digest and base64 of every file) is never built.
+    const count = unchanged ? 0 : countDelta(base.closure.files, next.closure.files);
+    const entries = unchanged || count > this.#deps.limits.deltaFileLimit
+      ? []
+      : await computeDelta({
+        prev: base.closure.files,
+        next: next.closure.files,
+        prevPaths: base.loaded.files,
+        nextPaths: loaded.files,
+      });
     if (!unchanged) this.#deltas++;
     const parts = inlineParts(this.slug, version, base.closure.hash, next.closure.hash, entries);
     const frames = new Map<number, { frame: Uint8Array; bytes: number }>();
@@ -311,7 +331,7 @@ export class NamespaceFeed {
             frames.set(state.version!, f);
           }
           const delivery = chooseDelivery(
-            { first: false, baseUnavailable: false, entries: entries.length, dataBytes: f.bytes },
+            { first: false, baseUnavailable: false, entries: count, dataBytes: f.bytes },
             this.#deps.limits,
           );
           if (delivery !== "inline") return this.#sendSnapshot(m, group, prev);
@@ -326,7 +346,7 @@ export class NamespaceFeed {
       version,
       subscription: group.subscription,
       members: members.length,
-      entries: entries.length,
+      entries: count,
       ms: Math.round((performance.now() - started) * 10) / 10,
     });
   }
@@ -342,7 +362,7 @@ export class NamespaceFeed {
       version,
       subscription: group.subscription,
     }, this.#deps.now());
-    return snapshotUrl(m.origin, this.tenant, this.slug, version, group.subscription, token);
+    return closureUrl(m.origin, this.tenant, this.slug, version, group.subscription, token);
   }
 
   /** Warms the archive memo so the members' downloads are served from memory. */
@@ -355,6 +375,7 @@ export class NamespaceFeed {
       group.flags,
       base.closure,
       () => Promise.resolve(base.loaded),
+      this.#deps.workers,
     ).catch(() => {});
   }
 

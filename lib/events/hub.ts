@@ -1,21 +1,23 @@
 /**
  * The stream hub of a process: every open event-stream connection, one
  * {@linkcode NamespaceFeed} per watched namespace (one head-watcher
- * subscription each, fanned out in memory), the per-credential connection
- * registry, and one ticker for keepalives and idle closes. Nothing here
- * polls the KV per connection.
+ * subscription each, fanned out in memory) and the per-credential connection
+ * registry. The streams' lifecycle (keepalives, idle closes, shutdown) is
+ * lib/events/sse.ts's {@linkcode SseStreams}, shared with the OFREP event
+ * stream. Nothing here polls the KV per connection.
  *
  * @module
  */
-import type { FlagSelection } from "../closure/subscription.ts";
-import { encodeSubscription } from "../closure/subscription.ts";
+import type { ManifestWorkers } from "../workers/manifest_workers.ts";
+import type { FlagSelection } from "../protocol/subscription.ts";
+import { encodeSubscription } from "../protocol/subscription.ts";
 import type { Logger } from "../log.ts";
 import type { ServiceSettings } from "../settings.ts";
 import type { HeadWatcher } from "../store/head_watcher.ts";
 import { StreamConnection } from "./connection.ts";
 import { NamespaceFeed } from "./feed.ts";
 import { ConnectionRegistry } from "./registry.ts";
-import { createSseStream } from "./sse.ts";
+import { SseStreams } from "./sse.ts";
 
 /** What the hub needs. */
 export interface HubDeps {
@@ -24,6 +26,8 @@ export interface HubDeps {
   heads: HeadWatcher;
   settings: ServiceSettings;
   log: Logger;
+  /** The process's manifest workers (large versions load and archive there). */
+  workers?: ManifestWorkers;
   /** Aborting it ends every stream. */
   shutdown: AbortSignal;
   /** Clock. */
@@ -81,16 +85,19 @@ export class EventHub {
   readonly registry: ConnectionRegistry;
   readonly #feeds = new Map<string, NamespaceFeed>();
   readonly #conns = new Set<StreamConnection>();
-  readonly #tickMs: number;
-  #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #streams: SseStreams;
   #nextId = 1;
   #closed = false;
 
   constructor(deps: HubDeps) {
     this.#deps = deps;
     this.registry = new ConnectionRegistry(deps.settings.maxConnectionsPerToken);
-    const { keepaliveMs, idleCloseMs } = deps.settings;
-    this.#tickMs = Math.max(5, Math.min(1000, Math.floor(Math.min(keepaliveMs, idleCloseMs) / 4)));
+    this.#streams = new SseStreams({
+      keepaliveMs: deps.settings.keepaliveMs,
+      idleCloseMs: deps.settings.idleCloseMs,
+      shutdown: deps.shutdown,
+      now: () => this.#now().getTime(),
+    });
     if (deps.shutdown.aborted) this.close();
     else deps.shutdown.addEventListener("abort", () => this.close(), { once: true });
   }
@@ -115,24 +122,18 @@ export class EventHub {
   open(req: OpenRequest): ReadableStream<Uint8Array> {
     if (this.#closed) throw new Error("The event hub is shut down");
     const release = this.registry.acquire(req.credentialId);
-    const now = () => this.#now().getTime();
-    const holder: { conn?: StreamConnection; unregister?: (() => void) | undefined } = {};
-    const stream = createSseStream(() => {
-      release();
-      holder.unregister?.();
-      if (holder.conn !== undefined) this.#drop(holder.conn);
-    });
-    const conn = holder.conn = new StreamConnection({
+    const stream = this.#streams.open(release);
+    const conn = new StreamConnection({
       id: this.#nextId++,
       principalId: req.principalId,
       tenant: req.tenant,
       origin: req.origin,
       stream,
-      now,
     });
     this.#conns.add(conn);
-    holder.unregister = req.register?.(() => conn.close());
-    this.#ensureTimer();
+    stream.onClose(() => this.#drop(conn));
+    const unregister = req.register?.(() => conn.close());
+    if (unregister !== undefined) stream.onClose(unregister);
     for (const ns of req.namespaces) {
       conn.states.set(ns.slug, {
         slug: ns.slug,
@@ -159,8 +160,7 @@ export class EventHub {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#streams.close();
     for (const c of [...this.#conns]) c.close();
     for (const f of [...this.#feeds.values()]) f.stop();
   }
@@ -180,6 +180,7 @@ export class EventHub {
           heads: this.#deps.heads,
           limits: this.#deps.settings,
           log: this.#deps.log,
+          ...(this.#deps.workers ? { workers: this.#deps.workers } : {}),
           now: () => this.#now(),
         },
         tenant,
@@ -198,29 +199,6 @@ export class EventHub {
     if (!this.#conns.delete(conn)) return;
     for (const slug of conn.states.keys()) {
       this.#feeds.get(`${conn.tenant}\u0000${slug}`)?.leave(conn);
-    }
-    if (this.#conns.size === 0 && this.#timer !== undefined) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
-  }
-
-  #ensureTimer(): void {
-    if (this.#timer !== undefined || this.#closed) return;
-    const timer = setInterval(() => this.#tick(), this.#tickMs);
-    Deno.unrefTimer(timer);
-    this.#timer = timer;
-  }
-
-  #tick(): void {
-    const t = this.#now().getTime();
-    const { keepaliveMs, idleCloseMs } = this.#deps.settings;
-    for (const c of [...this.#conns]) {
-      if (t - c.lastEventAt >= idleCloseMs) {
-        c.close();
-      } else if (t - c.lastWriteAt >= keepaliveMs - this.#tickMs) {
-        c.keepalive();
-      }
     }
   }
 }

@@ -6,14 +6,15 @@
  */
 import { compareUtf8 } from "../bytes.ts";
 import type { TomlTable } from "../toml.ts";
-import { join } from "./_key_path.ts";
-import { describe, type FileChecker, isTable } from "./_validate_common.ts";
+import { describe, isTable, keyPath } from "../toml_fields.ts";
+import type { FileChecker } from "./_validate_common.ts";
 import { checkRule, checkVariationRef } from "./_validate_rule.ts";
 import {
   type EnvironmentOverride,
   type Flag,
   FLAG_TYPES,
   type FlagType,
+  SCHEMA_VERSION,
   VARIATION_NAME_RE,
   type VariationValue,
 } from "./model.ts";
@@ -40,11 +41,11 @@ export function checkFlag(
   segmentKeys: ReadonlySet<string>,
   envKeys: ReadonlySet<string> | undefined,
 ): Flag {
-  fc.keys(t, "", FLAG_KEYS);
-  fc.schemaVersion(t);
+  fc.unknownKeys(t, "", FLAG_KEYS);
+  fc.schemaVersion(t, SCHEMA_VERSION);
   const flag: Flag = {
     key,
-    description: fc.optString(t, "", "description", "") ?? "",
+    description: fc.string(t, "", "description", false) ?? "",
     type: "boolean",
     default: "",
     variations: {},
@@ -53,30 +54,29 @@ export function checkFlag(
   };
 
   let type: FlagType | undefined;
-  if (t.type === undefined) fc.report("type", "missing required key");
-  else if (typeof t.type === "string" && (FLAG_TYPES as readonly string[]).includes(t.type)) {
-    type = t.type as FlagType;
-    flag.type = type;
-  } else {
-    fc.report(
-      "type",
-      typeof t.type === "string"
-        ? `unknown type ${JSON.stringify(t.type)} (one of ${FLAG_TYPES.join(", ")})`
-        : `expected a string (one of ${FLAG_TYPES.join(", ")}), found ${describe(t.type)}`,
-    );
+  if (fc.present(t, "", "type")) {
+    if (typeof t.type === "string" && (FLAG_TYPES as readonly string[]).includes(t.type)) {
+      type = t.type as FlagType;
+      flag.type = type;
+    } else {
+      fc.report(
+        "type",
+        typeof t.type === "string"
+          ? `unknown type ${JSON.stringify(t.type)} (one of ${FLAG_TYPES.join(", ")})`
+          : `expected a string (one of ${FLAG_TYPES.join(", ")}), found ${describe(t.type)}`,
+      );
+    }
   }
 
   // Variation names that references may use; undefined when they cannot be known.
   let names: Set<string> | undefined;
-  if (t.variations === undefined) fc.report("variations", "missing required key");
-  else if (!isTable(t.variations)) {
-    fc.report("variations", `expected a table, found ${describe(t.variations)}`);
-  } else {
+  const variations = fc.table(t, "", "variations", true);
+  if (variations !== undefined) {
     names = new Set();
-    const entries = Object.entries(t.variations);
+    const entries = Object.entries(variations);
     if (entries.length === 0) fc.report("variations", "a flag needs at least one variation");
     for (const [name, value] of entries) {
-      const vk = join("variations", name);
+      const vk = keyPath("variations", name);
       names.add(name);
       if (!VARIATION_NAME_RE.test(name)) {
         fc.report(
@@ -94,21 +94,20 @@ export function checkFlag(
     }
   }
 
-  if (t.default === undefined) fc.report("default", "missing required key");
-  else {
+  if (fc.present(t, "", "default")) {
     const d = checkVariationRef(fc, "default", t.default, names);
     if (d !== undefined) flag.default = d;
   }
 
-  const rules = fc.tableArray(t, "", "rule");
+  const rules = fc.tables(t, "", "rule", false);
   if (rules !== undefined) {
-    flag.rules = rules.map((raw, i) => checkRule(fc, `rule[${i}]`, raw, names, segmentKeys));
+    flag.rules = rules.map((raw, i) => checkRule(fc, keyPath("rule", i), raw, names, segmentKeys));
   }
 
-  const envs = fc.optTable(t, "", "environments");
+  const envs = fc.table(t, "", "environments", false);
   if (envs !== undefined) {
     for (const [env, raw] of Object.entries(envs)) {
-      const prefix = join("environments", env);
+      const prefix = keyPath("environments", env);
       if (envKeys !== undefined && !envKeys.has(env)) {
         const declared = [...envKeys].sort(compareUtf8).join(", ");
         fc.report(
@@ -118,30 +117,21 @@ export function checkFlag(
           })`,
         );
       }
-      if (!isTable(raw)) {
-        fc.report(prefix, `expected a table, found ${describe(raw)}`);
-        continue;
-      }
-      fc.keys(raw, prefix, OVERRIDE_KEYS);
-      const override: EnvironmentOverride = { enabled: true };
-      if (raw.enabled !== undefined) {
-        if (typeof raw.enabled === "boolean") override.enabled = raw.enabled;
-        else {fc.report(
-            join(prefix, "enabled"),
-            `expected a boolean, found ${describe(raw.enabled)}`,
-          );}
-      }
-      if (raw.default !== undefined) {
-        const d = checkVariationRef(fc, join(prefix, "default"), raw.default, names);
+      const table = fc.asTable(raw, prefix);
+      if (table === undefined) continue;
+      fc.unknownKeys(table, prefix, OVERRIDE_KEYS);
+      const override: EnvironmentOverride = {
+        enabled: fc.boolean(table, prefix, "enabled", false) ?? true,
+      };
+      if (table.default !== undefined) {
+        const d = checkVariationRef(fc, keyPath(prefix, "default"), table.default, names);
         if (d !== undefined) override.default = d;
       }
-      if (raw.rule !== undefined) {
-        const rs = fc.tableArray(raw, prefix, "rule");
-        if (rs !== undefined) {
-          override.rules = rs.map((r, i) =>
-            checkRule(fc, `${join(prefix, "rule")}[${i}]`, r, names, segmentKeys)
-          );
-        }
+      const rs = fc.tables(table, prefix, "rule", false);
+      if (rs !== undefined) {
+        override.rules = rs.map((r, i) =>
+          checkRule(fc, keyPath(keyPath(prefix, "rule"), i), r, names, segmentKeys)
+        );
       }
       flag.environments[env] = override;
     }
@@ -179,7 +169,7 @@ function nonJsonPath(v: unknown, at: string): string | undefined {
     }
   } else if (isTable(v)) {
     for (const [k, x] of Object.entries(v)) {
-      const r = nonJsonPath(x, join(at, k));
+      const r = nonJsonPath(x, keyPath(at, k));
       if (r !== undefined) return r;
     }
   }

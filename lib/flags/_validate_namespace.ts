@@ -5,9 +5,15 @@
  * @module
  */
 import type { TomlTable } from "../toml.ts";
-import { join } from "./_key_path.ts";
-import { describe, type FileChecker, isTable } from "./_validate_common.ts";
-import { type Environment, KEY_RE, type Manifest, MAX_ENVIRONMENTS } from "./model.ts";
+import { keyPath } from "../toml_fields.ts";
+import type { FileChecker } from "./_validate_common.ts";
+import {
+  type Environment,
+  KEY_RE,
+  type Manifest,
+  MAX_ENVIRONMENTS,
+  SCHEMA_VERSION,
+} from "./model.ts";
 
 const NAMESPACE_FILE_KEYS = ["schema_version", "namespace"];
 const NAMESPACE_KEYS = ["description", "environments"];
@@ -22,14 +28,17 @@ export function checkNamespace(
   fc: FileChecker,
   t: TomlTable,
 ): { namespace: Manifest["namespace"]; envKeys: Set<string> | undefined } {
-  fc.keys(t, "", NAMESPACE_FILE_KEYS);
-  fc.schemaVersion(t);
+  fc.unknownKeys(t, "", NAMESPACE_FILE_KEYS);
+  fc.schemaVersion(t, SCHEMA_VERSION);
   const namespace: Manifest["namespace"] = { description: "", environments: {} };
-  const ns = fc.optTable(t, "", "namespace");
+  // An absent table declares nothing; a wrong one leaves the environments unknown.
+  const ns = t.namespace === undefined ? {} : fc.table(t, "", "namespace", false);
   if (ns === undefined) return { namespace, envKeys: undefined };
-  fc.keys(ns, "namespace", NAMESPACE_KEYS);
-  namespace.description = fc.optString(ns, "namespace", "description", "") ?? "";
-  const envs = fc.optTable(ns, "namespace", "environments");
+  fc.unknownKeys(ns, "namespace", NAMESPACE_KEYS);
+  namespace.description = fc.string(ns, "namespace", "description", false) ?? "";
+  const envs = ns.environments === undefined
+    ? {}
+    : fc.table(ns, "namespace", "environments", false);
   if (envs === undefined) return { namespace, envKeys: undefined };
   const envKeys = new Set<string>();
   const count = Object.keys(envs).length;
@@ -41,7 +50,7 @@ export function checkNamespace(
     );
   }
   for (const [name, raw] of Object.entries(envs)) {
-    const prefix = join("namespace.environments", name);
+    const prefix = keyPath("namespace.environments", name);
     envKeys.add(name);
     if (!KEY_RE.test(name)) {
       fc.report(
@@ -49,17 +58,12 @@ export function checkNamespace(
         `invalid environment key ${JSON.stringify(name)} (keys match ${KEY_RE.source})`,
       );
     }
-    if (!isTable(raw)) {
-      fc.report(prefix, `expected a table, found ${describe(raw)}`);
-      continue;
-    }
-    fc.keys(raw, prefix, ENVIRONMENT_KEYS);
-    const env: Environment = { public_evaluate: false };
-    const pe = raw.public_evaluate;
-    if (pe !== undefined) {
-      if (typeof pe === "boolean") env.public_evaluate = pe;
-      else fc.report(join(prefix, "public_evaluate"), `expected a boolean, found ${describe(pe)}`);
-    }
+    const table = fc.asTable(raw, prefix);
+    if (table === undefined) continue;
+    fc.unknownKeys(table, prefix, ENVIRONMENT_KEYS);
+    const env: Environment = {
+      public_evaluate: fc.boolean(table, prefix, "public_evaluate", false) ?? false,
+    };
     namespace.environments[name] = env;
   }
   return { namespace, envKeys };

@@ -5,7 +5,9 @@
  * @module
  */
 import { didYouMean } from "../text/suggest.ts";
-import { describe, type FileChecker, isTable } from "./_validate_common.ts";
+import type { TomlTable } from "../toml.ts";
+import { describe, isTable, keyPath } from "../toml_fields.ts";
+import type { FileChecker } from "./_validate_common.ts";
 import { DEFAULT_BUCKET_BY, ROLLOUT_TOTAL, type RolloutEntry, type Rule } from "./model.ts";
 
 const RULE_KEYS = ["segment", "variation", "rollout", "bucket_by"];
@@ -33,28 +35,30 @@ export function checkVariationRef(
   return v;
 }
 
-/** Checks one rule table at `prefix`. */
+/**
+ * Checks one rule table at `prefix`; `undefined` stands for an item of
+ * `[[rule]]` that is not a table (already reported).
+ */
 export function checkRule(
   fc: FileChecker,
   prefix: string,
-  raw: unknown,
+  raw: TomlTable | undefined,
   names: ReadonlySet<string> | undefined,
   segmentKeys: ReadonlySet<string>,
 ): Rule {
-  const fallback: Rule = { variation: "", bucket_by: DEFAULT_BUCKET_BY };
-  if (!isTable(raw)) {
-    fc.report(prefix, `expected a table, found ${describe(raw)}`);
-    return fallback;
-  }
-  fc.keys(raw, prefix, RULE_KEYS);
+  if (raw === undefined) return { variation: "", bucket_by: DEFAULT_BUCKET_BY };
+  fc.unknownKeys(raw, prefix, RULE_KEYS);
   let segment: string | undefined;
   if (raw.segment !== undefined) {
     if (typeof raw.segment !== "string") {
-      fc.report(`${prefix}.segment`, `expected a segment key, found ${describe(raw.segment)}`);
+      fc.report(
+        keyPath(prefix, "segment"),
+        `expected a segment key, found ${describe(raw.segment)}`,
+      );
     } else {
       if (!segmentKeys.has(raw.segment)) {
         fc.report(
-          `${prefix}.segment`,
+          keyPath(prefix, "segment"),
           `unknown segment ${JSON.stringify(raw.segment)}${didYouMean(raw.segment, segmentKeys)}`,
         );
       }
@@ -67,7 +71,7 @@ export function checkRule(
   if (raw.bucket_by !== undefined) {
     if (typeof raw.bucket_by !== "string" || !PATH_RE.test(raw.bucket_by)) {
       fc.report(
-        `${prefix}.bucket_by`,
+        keyPath(prefix, "bucket_by"),
         typeof raw.bucket_by === "string"
           ? `${JSON.stringify(raw.bucket_by)} is not a dotted context path`
           : `expected a dotted context path, found ${describe(raw.bucket_by)}`,
@@ -75,7 +79,7 @@ export function checkRule(
     } else {
       bucketBy = raw.bucket_by;
       if (!hasRollout && hasVariation) {
-        fc.report(`${prefix}.bucket_by`, "bucket_by applies only to a rule with a rollout");
+        fc.report(keyPath(prefix, "bucket_by"), "bucket_by applies only to a rule with a rollout");
       }
     }
   }
@@ -91,11 +95,11 @@ export function checkRule(
     );
   }
   if (hasVariation) {
-    const v = checkVariationRef(fc, `${prefix}.variation`, raw.variation, names);
+    const v = checkVariationRef(fc, keyPath(prefix, "variation"), raw.variation, names);
     if (!hasRollout) return { ...base, variation: v ?? "" };
   }
   if (!hasRollout) return { ...base, variation: "" };
-  return { ...base, rollout: checkRollout(fc, `${prefix}.rollout`, raw.rollout, names) };
+  return { ...base, rollout: checkRollout(fc, keyPath(prefix, "rollout"), raw.rollout, names) };
 }
 
 function checkRollout(
@@ -117,46 +121,31 @@ function checkRollout(
   let sum = 0;
   let weightsOk = true;
   raw.forEach((e, i) => {
-    const ek = `${prefix}[${i}]`;
+    const ek = keyPath(prefix, i);
     if (!isTable(e)) {
       fc.report(ek, `expected a {variation, weight} table, found ${describe(e)}`);
       weightsOk = false;
       return;
     }
-    fc.keys(e, ek, ROLLOUT_KEYS);
+    fc.unknownKeys(e, ek, ROLLOUT_KEYS);
     let variation = "";
-    if (e.variation === undefined) fc.report(`${ek}.variation`, "missing required key");
-    else {
-      const v = checkVariationRef(fc, `${ek}.variation`, e.variation, names);
+    if (fc.present(e, ek, "variation")) {
+      const v = checkVariationRef(fc, keyPath(ek, "variation"), e.variation, names);
       if (v !== undefined) {
         variation = v;
         if (seen.has(v)) {
           fc.report(
-            `${ek}.variation`,
+            keyPath(ek, "variation"),
             `variation ${JSON.stringify(v)} appears twice in the rollout`,
           );
         }
         seen.add(v);
       }
     }
-    let weight = 0;
-    if (e.weight === undefined) {
-      fc.report(`${ek}.weight`, "missing required key");
-      weightsOk = false;
-    } else if (
-      typeof e.weight !== "number" || !Number.isInteger(e.weight) || e.weight < 0 ||
-      e.weight > ROLLOUT_TOTAL
-    ) {
-      fc.report(
-        `${ek}.weight`,
-        `expected an integer from 0 to ${ROLLOUT_TOTAL}, found ${describe(e.weight)}`,
-      );
-      weightsOk = false;
-    } else {
-      weight = e.weight;
-      sum += weight;
-    }
-    out.push({ variation, weight });
+    const weight = fc.integer(e, ek, "weight", true, { min: 0, max: ROLLOUT_TOTAL });
+    if (weight === undefined) weightsOk = false;
+    else sum += weight;
+    out.push({ variation, weight: weight ?? 0 });
   });
   if (weightsOk) {
     if (sum === 100) { for (const e of out) e.weight *= ROLLOUT_TOTAL / 100; }

@@ -8,8 +8,9 @@ import { refName, validatePredicate } from "../conditions.ts";
 import type { Predicate } from "../conditions.ts";
 import type { TomlTable } from "../toml.ts";
 import { didYouMean } from "../text/suggest.ts";
-import { describe, type FileChecker, isTable } from "./_validate_common.ts";
-import type { Segment } from "./model.ts";
+import { describe, keyPath } from "../toml_fields.ts";
+import type { FileChecker } from "./_validate_common.ts";
+import { SCHEMA_VERSION, type Segment } from "./model.ts";
 
 const SEGMENT_KEYS = ["schema_version", "description", "match", "predicate"];
 
@@ -23,11 +24,11 @@ export function checkSegment(
   t: TomlTable,
   segmentKeys: ReadonlySet<string>,
 ): { segment: Segment; refs: { target: string; key: string }[] } {
-  fc.keys(t, "", SEGMENT_KEYS);
-  fc.schemaVersion(t);
+  fc.unknownKeys(t, "", SEGMENT_KEYS);
+  fc.schemaVersion(t, SCHEMA_VERSION);
   const segment: Segment = { key, description: "", match: "all", predicates: [] };
   const refs: { target: string; key: string }[] = [];
-  segment.description = fc.optString(t, "", "description", "") ?? "";
+  segment.description = fc.string(t, "", "description", false) ?? "";
   const match = t.match;
   if (match !== undefined) {
     if (match === "all" || match === "any") segment.match = match;
@@ -40,15 +41,12 @@ export function checkSegment(
       );
     }
   }
-  if (t.predicate === undefined) {
-    fc.report("predicate", "missing required key: a segment needs at least one [[predicate]]");
-    return { segment, refs };
-  }
-  const preds = fc.tableArray(t, "", "predicate");
+  const preds = fc.tables(t, "", "predicate", true);
   if (preds === undefined) return { segment, refs };
   if (preds.length === 0) fc.report("predicate", "a segment needs at least one predicate");
   preds.forEach((raw, i) => {
-    const prefix = `predicate[${i}]`;
+    if (raw === undefined) return;
+    const prefix = keyPath("predicate", i);
     const r = validatePredicate(raw, "segment", { lenientPatterns: fc.mode.stored });
     if ("problems" in r) {
       for (const p of r.problems) {
@@ -58,13 +56,13 @@ export function checkSegment(
       segment.predicates.push(r.predicate as Predicate);
       for (const w of r.warnings) fc.warn(w.key === "" ? prefix : `${prefix}.${w.key}`, w.message);
     }
-    const attribute = isTable(raw) ? raw.attribute : undefined;
+    const attribute = raw.attribute;
     const target = typeof attribute === "string" ? refName(attribute, "segment") : undefined;
     if (target === undefined) return;
-    if (segmentKeys.has(target)) refs.push({ target, key: `${prefix}.attribute` });
+    if (segmentKeys.has(target)) refs.push({ target, key: keyPath(prefix, "attribute") });
     else {
       fc.report(
-        `${prefix}.attribute`,
+        keyPath(prefix, "attribute"),
         `unknown segment ${JSON.stringify(target)}${didYouMean(target, segmentKeys)}`,
       );
     }

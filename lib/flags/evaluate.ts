@@ -267,10 +267,58 @@ class Model implements CompiledModel {
  * ```
  */
 export function compileManifest(manifest: Manifest, version: number): CompiledModel {
+  const steps = compileSteps(manifest, version);
+  for (let step = steps.next();; step = steps.next()) if (step.done) return step.value;
+}
+
+/**
+ * {@linkcode compileManifest} in slices of at most about `sliceMs` of the
+ * calling thread, yielding to the event loop between them: a server compiles
+ * a ten-thousand-flag manifest without making other requests wait for it.
+ *
+ * @param manifest a manifest from `validateManifest`/`parseManifest`
+ * @param version the namespace manifest version
+ * @param sliceMs longest run between two yields, in ms (default 8)
+ * @returns the same model as {@linkcode compileManifest}
+ *
+ * @example
+ * ```ts
+ * import { compileManifestInSlices, evaluateFlag } from "./evaluate.ts";
+ * import { parseManifest } from "./validate.ts";
+ * const enc = new TextEncoder();
+ * const manifest = parseManifest(new Map([
+ *   ["namespace.toml", enc.encode("schema_version = 1\n[namespace.environments.production]\n")],
+ *   ["flags/dark-mode.toml", enc.encode(
+ *     'schema_version = 1\ntype = "boolean"\ndefault = "on"\n[variations]\non = true\noff = false\n',
+ *   )],
+ * ]));
+ * const model = await compileManifestInSlices(manifest, 2);
+ * if (evaluateFlag(model, "production", "dark-mode", {}).value !== true) throw new Error();
+ * ```
+ */
+export async function compileManifestInSlices(
+  manifest: Manifest,
+  version: number,
+  sliceMs = 8,
+): Promise<CompiledModel> {
+  const steps = compileSteps(manifest, version);
+  let start = performance.now();
+  for (let step = steps.next();; step = steps.next()) {
+    if (step.done) return step.value;
+    if (performance.now() - start >= sliceMs) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      start = performance.now();
+    }
+  }
+}
+
+/** The compilation, one step per flag, so callers choose where to pause. */
+function* compileSteps(manifest: Manifest, version: number): Generator<void, CompiledModel> {
   const envs = Object.keys(manifest.namespace.environments);
   const flagKeys = Object.keys(manifest.flags).sort(byteOrder);
   const model = new Model(version, envs, flagKeys);
   compileSegments(model, manifest);
+  yield;
   for (const key of flagKeys) {
     const flag = manifest.flags[key]!;
     const values = new Map<string, VariationValue>();
@@ -280,6 +328,7 @@ export function compileManifest(manifest: Manifest, version: number): CompiledMo
     const plans = envs.map((env) => compilePlan(model, flag, key, values, env));
     model.plans.set(key, Object.freeze(plans));
     model.types.set(key, flag.type);
+    yield;
   }
   return model;
 }

@@ -9,9 +9,20 @@
  * @module
  */
 import { dirname, join } from "node:path";
-import { CfgtoolError, type Problem, ProblemsError, UsageError } from "../errors.ts";
+import {
+  CfgtoolError,
+  InvalidRequestError,
+  type Problem,
+  ProblemsError,
+  UsageError,
+} from "../errors.ts";
 import { compareProblems } from "./validate.ts";
-import { MAX_FILE_BYTES, parseManifestPath, unknownFileMessage } from "./model.ts";
+import {
+  MAX_FILE_BYTES,
+  MAX_MANIFEST_FILES,
+  parseManifestPath,
+  unknownFileMessage,
+} from "./model.ts";
 import { compareUtf8 } from "../bytes.ts";
 
 /** A manifest file set: relative `/`-separated path to exact file bytes. */
@@ -250,7 +261,7 @@ export interface JsonManifest {
 
 /**
  * Decodes a manifest sent as a JSON body, `{files: {path: text}, message?}`,
- * into a file set; throws `UsageError` (400 `invalid_request`) for a body
+ * into a file set; throws `InvalidRequestError` (400 `invalid_request`) for a body
  * that is not that shape.
  *
  * @param bytes the body, UTF-8 JSON
@@ -269,22 +280,32 @@ export function manifestFromJson(bytes: Uint8Array): JsonManifest {
   try {
     body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch (err) {
-    throw new UsageError(`request body is not valid JSON: ${(err as Error).message}`);
+    throw new InvalidRequestError(`request body is not valid JSON: ${(err as Error).message}`);
   }
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw new UsageError("request body must be a JSON object");
+    throw new InvalidRequestError("request body must be a JSON object");
   }
   const { files, message } = body as Record<string, unknown>;
   if (files === null || typeof files !== "object" || Array.isArray(files)) {
-    throw new UsageError("files must be an object of path → text");
+    throw new InvalidRequestError("files must be an object of path → text");
   }
   if (message !== undefined && message !== null && typeof message !== "string") {
-    throw new UsageError("message must be a string", { details: { field: "message" } });
+    throw new InvalidRequestError("message must be a string", { details: { field: "message" } });
+  }
+  const entries = Object.entries(files);
+  if (entries.length > MAX_MANIFEST_FILES) {
+    throw new CfgtoolError(
+      "payload_too_large",
+      `manifest has ${entries.length} files; at most ${MAX_MANIFEST_FILES} are accepted`,
+      { status: 413 },
+    );
   }
   const encoder = new TextEncoder();
   const out: ManifestFiles = new Map();
-  for (const [path, text] of Object.entries(files)) {
-    if (typeof text !== "string") throw new UsageError(`files["${path}"] must be a string`);
+  for (const [path, text] of entries) {
+    if (typeof text !== "string") {
+      throw new InvalidRequestError(`files["${path}"] must be a string`);
+    }
     out.set(path, encoder.encode(text));
   }
   return { files: out, message: typeof message === "string" ? message : undefined };

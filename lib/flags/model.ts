@@ -21,6 +21,9 @@ export const MAX_ENVIRONMENTS = 100;
 /** Largest accepted size of one manifest file, in bytes (1 MiB). */
 export const MAX_FILE_BYTES = 1024 * 1024;
 
+/** Most files one manifest upload may hold, as an archive or as JSON. */
+export const MAX_MANIFEST_FILES = 10_000;
+
 /** Flag, segment and environment keys: the file name minus `.toml`. */
 export const KEY_RE: RegExp = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 

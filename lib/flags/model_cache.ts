@@ -33,9 +33,9 @@
  *
  * @module
  */
-import { type CompiledModel, compileManifest } from "./evaluate.ts";
+import { type CompiledModel, compileManifestInSlices } from "./evaluate.ts";
 import type { Manifest } from "./model.ts";
-import { loadStoredManifest } from "./check_off_thread.ts";
+import { ManifestWorkers } from "../workers/manifest_workers.ts";
 import { warmPatterns } from "../linear_regex.ts";
 import type { Logger } from "../log.ts";
 import type { HeadWatcher } from "../store/head_watcher.ts";
@@ -65,6 +65,11 @@ export interface ModelCacheOptions {
    * (a `matches` pattern of an older stored version that never holds).
    */
   log?: Logger;
+  /**
+   * The process's manifest workers, which load large versions off the event
+   * loop (default: a pool of this cache's own, closed with it).
+   */
+  workers?: ManifestWorkers;
 }
 
 /** Options of {@linkcode ModelCache.get}. */
@@ -112,6 +117,8 @@ export class ModelCache {
   readonly #settle: number;
   readonly #now: () => number;
   readonly #log: Logger;
+  readonly #workers: ManifestWorkers;
+  readonly #ownWorkers: boolean;
   readonly #entries = new Map<string, Entry>();
   #closed = false;
   /** Compilations done so far (for tests and metrics). */
@@ -126,6 +133,8 @@ export class ModelCache {
     this.#settle = options.settleMs ?? 500;
     this.#now = options.now ?? (() => performance.now());
     this.#log = options.log ?? (() => {});
+    this.#workers = options.workers ?? new ManifestWorkers();
+    this.#ownWorkers = options.workers === undefined;
   }
 
   /** Namespaces cached now. */
@@ -194,6 +203,7 @@ export class ModelCache {
     this.#closed = true;
     for (const e of this.#entries.values()) e.unwatch();
     this.#entries.clear();
+    if (this.#ownWorkers) this.#workers.close();
   }
 
   #entry(tenant: string, namespace: string): Entry {
@@ -271,7 +281,7 @@ export class ModelCache {
       const files = await readFiles(this.#kv, e.tenant, e.namespace, head.version);
       // A stored version loads with the relaxed rules of a stored load, so a
       // version an earlier release accepted keeps evaluating after an upgrade.
-      const { manifest, warnings } = await loadStoredManifest(files);
+      const { manifest, warnings } = await this.#workers.load(files);
       if (warnings.length > 0) {
         this.#log("warn", "stored manifest has predicates that never hold", {
           tenant: e.tenant,
@@ -282,7 +292,7 @@ export class ModelCache {
       }
       // thousands of distinct patterns compile a slice at a time, not in one go
       await warmPatterns(matchesPatterns(manifest));
-      return compileManifest(manifest, head.version);
+      return await compileManifestInSlices(manifest, head.version);
     })();
     const slot = { version: head.version, hash: head.closure_hash, promise };
     e.compiled = slot;

@@ -33,6 +33,7 @@ import {
 } from "./evaluate.ts";
 import { ofrepRoutes } from "./ofrep.ts";
 import { SERVER_HEADER } from "../version.ts";
+import type { ManifestWorkers } from "../workers/manifest_workers.ts";
 
 /** What the HTTP application needs from the server. */
 export interface AppDeps {
@@ -55,6 +56,11 @@ export interface AppDeps {
    * hands out (snapshot_url, OFREP event streams); default: the request's origin.
    */
   publicUrl?: string;
+  /**
+   * The process's manifest workers: large uploads, stored versions and
+   * archives are handled there, off the event loop.
+   */
+  workers: ManifestWorkers;
   /** Clock, for tests. */
   now?: () => Date;
 }
@@ -75,15 +81,19 @@ export type AppEnv = {
  * import { HeadWatcher } from "../store/head_watcher.ts";
  * import { DEFAULT_SETTINGS } from "../settings.ts";
  * import { StreamGuard } from "../auth/stream_guard.ts";
+ * import { ManifestWorkers } from "../workers/manifest_workers.ts";
  * const kv = await Deno.openKv(":memory:");
  * const heads = new HeadWatcher(kv);
  * const guard = new StreamGuard(kv);
+ * const workers = new ManifestWorkers();
  * const shutdown = new AbortController().signal;
  * const app = createApp({
- *   kv, key: await randomTokenKey(), log: silentLogger, heads, guard, settings: DEFAULT_SETTINGS, shutdown,
+ *   kv, key: await randomTokenKey(), log: silentLogger, heads, guard, settings: DEFAULT_SETTINGS,
+ *   shutdown, workers,
  * });
  * const res = await app.request("/healthz");
  * if (res.status !== 200) throw new Error();
+ * workers.close();
  * heads.close();
  * kv.close();
  * ```

@@ -10,6 +10,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { authenticate } from "../auth/principal.ts";
 import type { AuthDeps, RequestContext } from "../auth/deps.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
+import { clientIp } from "./client_ip.ts";
 
 /**
  * Middleware that authenticates the request (401 on failure).
@@ -56,13 +57,4 @@ export function requestContext(c: Context<AppEnv>): RequestContext {
   return ip === undefined
     ? { requestId: c.get("requestId") }
     : { requestId: c.get("requestId"), ip };
-}
-
-function clientIp(c: Context<AppEnv>): string | undefined {
-  try {
-    const info = (c.env as { remoteAddr?: Deno.NetAddr } | undefined)?.remoteAddr;
-    return info && "hostname" in info ? info.hostname : undefined;
-  } catch {
-    return undefined;
-  }
 }

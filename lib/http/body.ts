@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CfgtoolError, UsageError } from "../errors.ts";
+import { CfgtoolError, InvalidRequestError } from "../errors.ts";
 
 /** Default limit for JSON bodies of control-plane requests (1 MiB). */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -75,10 +75,10 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   try {
     value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch (err) {
-    throw new UsageError(`request body is not valid JSON: ${(err as Error).message}`);
+    throw new InvalidRequestError(`request body is not valid JSON: ${(err as Error).message}`);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new UsageError("request body must be a JSON object");
+    throw new InvalidRequestError("request body must be a JSON object");
   }
   return value as Record<string, unknown>;
 }

@@ -12,8 +12,9 @@ import { Hono } from "hono";
 import { authenticate } from "../auth/principal.ts";
 import { authorize } from "../auth/permissions.ts";
 import { verifyClosureToken } from "../closure/signed_token.ts";
-import { decodeSubscription } from "../closure/subscription.ts";
-import { CfgtoolError, NotFoundError, UnauthorizedError, UsageError } from "../errors.ts";
+import { etagMatches, versionEtag } from "../protocol/etag.ts";
+import { decodeSubscription } from "../protocol/subscription.ts";
+import { CfgtoolError, InvalidRequestError, NotFoundError, UnauthorizedError } from "../errors.ts";
 import { closureArchive, loadVersion } from "../events/closures.ts";
 import { getNamespace } from "../store/namespaces.ts";
 import { versionKey } from "../store/keys.ts";
@@ -43,15 +44,17 @@ export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
     const namespace = c.req.param("ns");
     const versionParam = c.req.query("version");
     if (versionParam === undefined || versionParam === "") {
-      throw new UsageError("version is required");
+      throw new InvalidRequestError("version is required");
     }
     if (!/^[1-9]\d{0,14}$/.test(versionParam)) {
-      throw new UsageError("version must be a positive integer (version 0 has no closure)");
+      throw new InvalidRequestError(
+        "version must be a positive integer (version 0 has no closure)",
+      );
     }
     const version = Number(versionParam);
     const subscription = c.req.query("subscription");
     if (subscription === undefined || subscription === "") {
-      throw new UsageError("subscription is required");
+      throw new InvalidRequestError("subscription is required");
     }
     const flags = decodeSubscription(subscription);
 
@@ -101,7 +104,8 @@ export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
       meta,
       flags,
       null,
-      () => loadVersion(kv, tenant, namespace, version),
+      () => loadVersion(kv, tenant, namespace, version, deps.workers),
+      deps.workers,
     );
     if (entry === null) {
       throw new CfgtoolError(
@@ -110,9 +114,9 @@ export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
         { status: 410, details: { current_version: head.version } },
       );
     }
-    const etag = `"v${version}-${entry.closureHash}"`;
+    const etag = versionEtag(version, entry.closureHash);
     const headers: Record<string, string> = { etag, "cache-control": "private, max-age=60" };
-    if (matchesEtag(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
+    if (etagMatches(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
     return c.body(entry.archive as Uint8Array<ArrayBuffer>, 200, {
       ...headers,
       "content-type": "application/x-tar",
@@ -121,12 +125,4 @@ export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   return app;
-}
-
-function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  return header.split(",").some((t) => {
-    const v = t.trim().replace(/^W\//, "");
-    return v === etag || v === "*";
-  });
 }

@@ -1,14 +1,16 @@
 /**
  * The one place where errors become HTTP responses: the JSON error envelope of
- * docs/api.md, `{code, message, details?, request_id}`, with the status the
- * error carries. Unknown errors are logged and answered 500 `internal` without
- * their message.
+ * docs/api.md, `{code, message, details?, request_id}` (lib/protocol/error_envelope.ts),
+ * with the status the error carries. Unknown errors are logged and answered
+ * 500 `internal` (lib/protocol/error_codes.ts) without their message.
  *
  * @module
  */
 import type { Context } from "hono";
 import { CfgtoolError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { ERROR_CODES } from "../protocol/error_codes.ts";
+import { encodeErrorEnvelope } from "../protocol/error_envelope.ts";
 
 /**
  * Builds the error envelope response for an error.
@@ -30,18 +32,25 @@ export function errorResponse(err: unknown, requestId: string, log: Logger): Res
     if (err.status >= 500) {
       log("error", "request failed", { request_id: requestId, code: err.code });
     }
-    const body: Record<string, unknown> = { code: err.code, message: capped(err.message) };
-    if (err.details !== undefined) body.details = err.details;
-    body.request_id = requestId;
-    return new Response(JSON.stringify(body), { status: err.status, headers });
+    const body = encodeErrorEnvelope({
+      code: err.code,
+      message: capped(err.message),
+      ...(err.details === undefined ? {} : { details: err.details }),
+      request_id: requestId,
+    });
+    return new Response(body, { status: err.status, headers });
   }
   log("error", "unhandled error", {
     request_id: requestId,
     error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
   });
   return new Response(
-    JSON.stringify({ code: "internal", message: "internal server error", request_id: requestId }),
-    { status: 500, headers },
+    encodeErrorEnvelope({
+      code: "internal",
+      message: "internal server error",
+      request_id: requestId,
+    }),
+    { status: ERROR_CODES.internal.status, headers },
   );
 }
 

@@ -28,7 +28,7 @@
 import { type Context as HonoContext, Hono, type MiddlewareHandler } from "hono";
 import { authorize } from "../auth/permissions.ts";
 import type { Principal } from "../auth/principal.ts";
-import { NotFoundError, UsageError } from "../errors.ts";
+import { InvalidRequestError, NotFoundError } from "../errors.ts";
 import { type CompiledModel, evaluateAll, evaluateFlag } from "../flags/evaluate.ts";
 import { type CachedModel, ModelCache } from "../flags/model_cache.ts";
 import { getNamespace } from "../store/namespaces.ts";
@@ -72,11 +72,12 @@ export interface Triple {
  * ```
  */
 export function evaluationService(
-  deps: Pick<AppDeps, "kv" | "heads" | "settings" | "shutdown" | "log">,
+  deps: Pick<AppDeps, "kv" | "heads" | "settings" | "shutdown" | "log" | "workers">,
 ): EvaluationService {
   const models = new ModelCache(deps.kv, deps.heads, {
     settleMs: Math.max(50, 2 * deps.settings.headPollMs),
     log: deps.log,
+    workers: deps.workers,
   });
   deps.shutdown.addEventListener("abort", () => models.close(), { once: true });
   return {
@@ -270,12 +271,12 @@ export function evaluateRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppE
     const { t, body, context, model } = await prepare(c);
     const flag = body.flag;
     if (flag !== undefined && flag !== null && typeof flag !== "string") {
-      throw new UsageError("flag must be a string: the key of the flag to evaluate", {
+      throw new InvalidRequestError("flag must be a string: the key of the flag to evaluate", {
         details: { field: "flag" },
       });
     }
     if (typeof flag !== "string" || flag === "") {
-      throw new UsageError("flag is required: the key of the flag to evaluate", {
+      throw new InvalidRequestError("flag is required: the key of the flag to evaluate", {
         details: { field: "flag" },
       });
     }

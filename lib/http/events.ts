@@ -18,9 +18,10 @@ import {
   parseNamespaceParam,
   parseResumeHints,
   type ResumeHint,
-} from "../closure/subscription.ts";
-import { CfgtoolError, UsageError } from "../errors.ts";
+} from "../protocol/subscription.ts";
+import { CfgtoolError, InvalidRequestError } from "../errors.ts";
 import { EventHub } from "../events/hub.ts";
+import { sseHeaders } from "../events/sse.ts";
 import { getHead } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
 
@@ -46,6 +47,7 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
     heads: deps.heads,
     settings: deps.settings,
     log: deps.log,
+    workers: deps.workers,
     shutdown: deps.shutdown,
     ...(deps.now ? { now: deps.now } : {}),
   });
@@ -86,14 +88,7 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
         hint: hints.get(s.slug) ?? null,
       })),
     });
-    return new Response(body, {
-      status: 200,
-      headers: {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-store",
-        "x-accel-buffering": "no",
-      },
-    });
+    return new Response(body, { status: 200, headers: sseHeaders() });
   });
   return app;
 }
@@ -129,7 +124,9 @@ function invalidSubscription(message: string, reason: string, namespace?: string
 /** Parses and checks the `ns` values: count, syntax, per-namespace flag cap, repeats. */
 function parseSubscriptions(values: string[]): NamespaceSubscription[] {
   if (values.length === 0) {
-    throw new UsageError("ns is required: repeat ns=<slug>:<flag-list> for each namespace");
+    throw new InvalidRequestError(
+      "ns is required: repeat ns=<slug>:<flag-list> for each namespace",
+    );
   }
   if (values.length > MAX_NAMESPACES) {
     throw invalidSubscription(
@@ -148,7 +145,9 @@ function parseSubscriptions(values: string[]): NamespaceSubscription[] {
         s.slug,
       );
     }
-    if (seen.has(s.slug)) throw new UsageError(`ns lists namespace ${s.slug} more than once`);
+    if (seen.has(s.slug)) {
+      throw new InvalidRequestError(`ns lists namespace ${s.slug} more than once`);
+    }
     seen.add(s.slug);
   }
   return subs;
@@ -164,12 +163,12 @@ function connectionTenant(p: Principal, subs: NamespaceSubscription[]): string {
   const bound = p.kind === "token" && p.token.type !== "superadmin" ? p.token.tenant_slug : null;
   const tenants = new Set(subs.map((s) => s.tenant ?? bound));
   if (tenants.has(null)) {
-    throw new UsageError(
+    throw new InvalidRequestError(
       "This credential is bound to no tenant: write ns=<tenant>/<slug>:<flag-list>",
     );
   }
   if (tenants.size > 1) {
-    throw new UsageError("A connection covers namespaces of one tenant only");
+    throw new InvalidRequestError("A connection covers namespaces of one tenant only");
   }
   return [...tenants][0]!;
 }

@@ -9,11 +9,12 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { principalId } from "../auth/principal.ts";
 import { authorize } from "../auth/permissions.ts";
-import { packArchive, unpackArchive } from "../closure/archive.ts";
 import { ClosureMemo } from "../closure/memo.ts";
-import { NotFoundError, ProblemsError, UsageError } from "../errors.ts";
-import { checkManifest, decodeJsonManifest } from "../flags/check_off_thread.ts";
+import { InvalidRequestError, NotFoundError, ProblemsError } from "../errors.ts";
 import type { Environment } from "../flags/model.ts";
+import { etagMatches, parseIfMatch, versionEtag } from "../protocol/etag.ts";
+import type { ManifestWorkers } from "../workers/manifest_workers.ts";
+import type { PreparedUpload } from "../workers/manifest_work.ts";
 import { commitVersion, getHead, getVersion, listVersions, readFiles } from "../store/versions.ts";
 import type { VersionMeta } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
@@ -31,7 +32,7 @@ type Ctx = Context<AppEnv>;
  * ```
  */
 export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
-  const { kv } = deps;
+  const { kv, workers } = deps;
   const app = new Hono<AppEnv>();
   const now = () => deps.now?.() ?? new Date();
   const archives = new ClosureMemo({ maxEntries: 256, maxBytes: 32 * 1024 * 1024 });
@@ -61,16 +62,16 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
     const meta = requested === undefined || requested === head.version
       ? head
       : await getVersion(kv, tenant, namespace, requested);
-    const etag = `"v${meta.version}-${meta.closure_hash}"`;
+    const etag = versionEtag(meta.version, meta.closure_hash);
     const headers = { etag, "cache-control": "private, no-cache", vary: "Accept" };
-    if (matchesEtag(c.req.header("if-none-match"), etag)) {
+    if (etagMatches(c.req.header("if-none-match"), etag)) {
       return c.body(null, 304, headers);
     }
     if (!wantsJson(c.req.header("accept"))) {
       // A version's archive never changes: built once per process, then served from memory.
       const key = `${tenant}\u0000${namespace}\u0000${meta.version}\u0000${meta.closure_hash}`;
       const { archive } = await archives.getOrCreate(key, async () => {
-        const archive = await packArchive(await readFiles(kv, tenant, namespace, meta.version));
+        const archive = await workers.archive(await readFiles(kv, tenant, namespace, meta.version));
         return { archive, closureHash: meta.closure_hash, tarSize: archive.length };
       });
       return c.body(archive as Uint8Array<ArrayBuffer>, 200, {
@@ -89,12 +90,14 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   app.put("/manifest", async (c) => {
     const { tenant, namespace } = await target(c, "manifest.write");
     const ifMatch = parseIfMatch(c.req.header("if-match"));
-    const upload = await readUpload(c);
+    const upload = await readUpload(c, workers);
+    if (upload.problems.length > 0) throw new ProblemsError(upload.problems);
     const result = await commitVersion(kv, {
       tenant,
       namespace,
       files: upload.files,
-      environments: await validEnvironments(upload.files),
+      hashed: { closureHash: upload.closureHash, blobIds: upload.blobIds },
+      environments: upload.environments,
       created_by: principalId(c.get("principal")),
       message: upload.message ?? null,
       now,
@@ -105,8 +108,7 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.post("/lint", async (c) => {
     await target(c, "manifest.write");
-    const upload = await readUpload(c);
-    const { problems } = await checkManifest(upload.files);
+    const { problems } = await readUpload(c, workers);
     return c.json({ ok: problems.length === 0, problems });
   });
 
@@ -132,14 +134,14 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
     const body = await readJsonObject(c.req.raw);
     const v = body.version;
     if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
-      throw new UsageError("version must be a non-negative integer");
+      throw new InvalidRequestError("version must be a non-negative integer");
     }
     const files = await readFiles(kv, tenant, namespace, v);
     const result = await commitVersion(kv, {
       tenant,
       namespace,
       files,
-      environments: await validEnvironments(files),
+      environments: await validEnvironments(workers, files),
       created_by: principalId(c.get("principal")),
       message: stringField(body, "message") ?? `rollback to version ${v}`,
       now,
@@ -150,40 +152,34 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   return app;
 }
 
-/** A manifest upload: the files and an optional message. */
-interface Upload {
-  files: Map<string, Uint8Array>;
-  message: string | undefined;
-}
-
 /**
  * Validates a manifest off the event loop when it is large; throws 422
  * `invalid_manifest` with every problem, else returns its environments.
  */
 async function validEnvironments(
+  workers: ManifestWorkers,
   files: ReadonlyMap<string, Uint8Array>,
 ): Promise<Record<string, Environment>> {
-  const { problems, environments } = await checkManifest(files);
+  const { problems, environments } = await workers.check(files);
   if (problems.length > 0) throw new ProblemsError(problems);
   return environments;
 }
 
 /**
- * Reads a manifest body: JSON `{files: {path: text}, message?}` when the
- * content type says JSON, else a tar.gz (or tar) archive with the message in
+ * Reads a manifest body, decoded, validated and digested (off the event
+ * loop when large): JSON `{files: {path: text}, message?}` when the content
+ * type says JSON, else a tar.gz (or tar) archive with the message in
  * `?message=`.
  */
-async function readUpload(c: Ctx): Promise<Upload> {
+async function readUpload(c: Ctx, workers: ManifestWorkers): Promise<PreparedUpload> {
   const bytes = await readBodyBytes(c.req.raw, MANIFEST_BODY_LIMIT);
   const type = c.req.header("content-type") ?? "";
-  if (/^application\/(.+\+)?json\b/i.test(type)) {
-    // a large body is decoded off the serving thread, as it is validated
-    return await decodeJsonManifest(bytes);
-  }
+  if (/^application\/(.+\+)?json\b/i.test(type)) return await workers.upload(bytes, "json");
   if (bytes.length === 0) {
-    throw new UsageError("request body is empty: send a tar.gz or JSON manifest");
+    throw new InvalidRequestError("request body is empty: send a tar.gz or JSON manifest");
   }
-  return { files: await unpackArchive(bytes), message: c.req.query("message") };
+  const upload = await workers.upload(bytes, "archive");
+  return { ...upload, message: c.req.query("message") };
 }
 
 function versionResponse(c: Ctx, meta: VersionMeta, changed: boolean): Response {
@@ -196,7 +192,7 @@ function versionResponse(c: Ctx, meta: VersionMeta, changed: boolean): Response 
       request_id: c.get("requestId"),
     },
     changed ? 201 : 200,
-    { etag: `"v${meta.version}-${meta.closure_hash}"` },
+    { etag: versionEtag(meta.version, meta.closure_hash) },
   );
 }
 
@@ -210,21 +206,6 @@ function publicMeta(meta: VersionMeta) {
     message: meta.message,
     file_count: meta.file_count,
   };
-}
-
-function parseIfMatch(header: string | undefined): number | undefined {
-  if (header === undefined) return undefined;
-  const m = /^\s*(?:W\/)?"v(\d{1,15})(?:-[^"]*)?"\s*$/.exec(header);
-  if (!m) throw new UsageError(`If-Match must be "v<version>", not ${header}`);
-  return Number(m[1]);
-}
-
-function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  return header.split(",").some((t) => {
-    const v = t.trim().replace(/^W\//, "");
-    return v === etag || v === "*";
-  });
 }
 
 function wantsJson(accept: string | undefined): boolean {

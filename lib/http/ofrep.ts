@@ -39,7 +39,8 @@
  * | anything else | 500 | `GENERAL` |
  *
  * Error bodies are `{key, errorCode, errorDetails}` for the single-flag
- * endpoint and `{errorCode, errorDetails}` for the bulk one.
+ * endpoint and `{errorCode, errorDetails}` for the bulk one. Handlers throw;
+ * the routes' `onError` (lib/http/ofrep_errors.ts) answers.
  *
  * ## ETag
  *
@@ -55,13 +56,15 @@
  */
 import { Hono } from "hono";
 import type { Context as HonoContext } from "hono";
+import { bearerCredential } from "../auth/bearer.ts";
 import { authenticate, type Principal } from "../auth/principal.ts";
-import { CfgtoolError, ForbiddenError, NotFoundError, RateLimitError } from "../errors.ts";
 import type { Context } from "../conditions.ts";
 import { murmur3 } from "../flags/bucket.ts";
+import { etagMatches } from "../protocol/etag.ts";
 import { evaluateAll, evaluateFlag, type EvaluationResult } from "../flags/evaluate.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
-import { authDeps } from "./authn.ts";
+import { authDeps, requestContext } from "./authn.ts";
+import { clientIp } from "./client_ip.ts";
 import { InvalidContextError, validateContext } from "./context_input.ts";
 import { applyCors, corsOrigin, preflightResponse } from "./cors.ts";
 import {
@@ -72,102 +75,9 @@ import {
   type Triple,
 } from "./evaluate.ts";
 import { eventStreamUrl, ofrepEventRoutes } from "./ofrep_events.ts";
+import { OfrepError, ofrepErrorHandler } from "./ofrep_errors.ts";
 
 type Ctx = HonoContext<AppEnv>;
-
-/** OFREP error codes this server sends. */
-export type OfrepErrorCode =
-  | "PARSE_ERROR"
-  | "TARGETING_KEY_MISSING"
-  | "INVALID_CONTEXT"
-  | "FLAG_NOT_FOUND"
-  | "GENERAL";
-
-/**
- * An OFREP-level refusal with its `errorCode` (400 unless said otherwise).
- *
- * @example
- * ```ts
- * import { OfrepError } from "./ofrep.ts";
- * const err = new OfrepError("TARGETING_KEY_MISSING", "targetingKey is empty");
- * if (err.status !== 400) throw new Error();
- * ```
- */
-export class OfrepError extends CfgtoolError {
-  /** The OFREP `errorCode`. */
-  readonly errorCode: OfrepErrorCode;
-
-  constructor(errorCode: OfrepErrorCode, message: string, status = 400) {
-    super(errorCode.toLowerCase(), message, { status });
-    this.name = "OfrepError";
-    this.errorCode = errorCode;
-  }
-}
-
-/**
- * Turns an error into an OFREP response: the table of the module doc.
- *
- * @param err what was thrown
- * @param key the flag key (single-flag endpoint), or undefined (bulk)
- * @param log where unexpected errors are logged
- * @param requestId the request id, for the log
- * @returns the response (CORS headers are added by the caller)
- *
- * @example
- * ```ts
- * import { ofrepErrorResponse } from "./ofrep.ts";
- * import { ForbiddenError } from "../errors.ts";
- * const res = ofrepErrorResponse(new ForbiddenError("no"), "f", () => {}, "r1");
- * if (res.status !== 403 || res.body !== null) throw new Error();
- * ```
- */
-export function ofrepErrorResponse(
-  err: unknown,
-  key: string | undefined,
-  log: AppDeps["log"],
-  requestId: string,
-): Response {
-  const headers = new Headers({ "cache-control": "no-store" });
-  if (err instanceof CfgtoolError) {
-    if (err.status === 401) {
-      headers.set("www-authenticate", "Bearer");
-      return new Response(null, { status: 401, headers });
-    }
-    if (err.status === 403 || err instanceof ForbiddenError) {
-      return new Response(null, { status: 403, headers });
-    }
-    if (err instanceof RateLimitError) {
-      headers.set("retry-after", String(err.retryAfter));
-      return new Response(null, { status: 429, headers });
-    }
-  }
-  const [status, errorCode, errorDetails] = classify(err, key);
-  if (status >= 500) {
-    log("error", "OFREP request failed", {
-      request_id: requestId,
-      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-    });
-  }
-  headers.set("content-type", "application/json");
-  const body = key === undefined ? { errorCode, errorDetails } : { key, errorCode, errorDetails };
-  return new Response(JSON.stringify(body), { status, headers });
-}
-
-function classify(err: unknown, key: string | undefined): [number, OfrepErrorCode, string] {
-  if (err instanceof OfrepError) return [err.status, err.errorCode, err.message];
-  if (err instanceof InvalidContextError) return [400, "INVALID_CONTEXT", err.message];
-  if (err instanceof CfgtoolError) {
-    if (err.code === "payload_too_large") {
-      return [400, "INVALID_CONTEXT", `${err.message}: the context may be at most 32 KiB`];
-    }
-    if (err.code === "invalid_request") return [400, "PARSE_ERROR", err.message];
-    if (err instanceof NotFoundError) {
-      return [404, key === undefined ? "GENERAL" : "FLAG_NOT_FOUND", err.message];
-    }
-    if (err.status < 500) return [400, "GENERAL", err.message];
-  }
-  return [500, "GENERAL", "internal server error"];
-}
 
 /**
  * The context of an OFREP request with `targetingKey` copied to
@@ -300,28 +210,8 @@ export function bulkBody(
   return { body, etag: `"${hex}"` };
 }
 
-/**
- * Whether an `If-None-Match` header names `etag` (or `*`); weak
- * comparison, as RFC 9110 asks for `If-None-Match`.
- *
- * @param header the header value
- * @param etag the current ETag, quoted
- * @returns true when the caller's copy is current
- *
- * @example
- * ```ts
- * import { etagMatches } from "./ofrep.ts";
- * if (!etagMatches('W/"ab", "cd"', '"cd"')) throw new Error();
- * ```
- */
-export function etagMatches(header: string | null | undefined, etag: string): boolean {
-  if (header === null || header === undefined) return false;
-  for (const part of header.split(",")) {
-    const t = part.trim();
-    if (t === "*" || t === etag || (t.startsWith("W/") && t.slice(2) === etag)) return true;
-  }
-  return false;
-}
+/** Whether an `If-None-Match` header names an ETag (weakly): lib/protocol/etag.ts. */
+export { etagMatches } from "../protocol/etag.ts";
 
 /**
  * The manifest version an SSE-triggered refetch names: `flagConfigEtag`
@@ -344,21 +234,6 @@ export function refetchVersion(url: URL): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-function clientIp(c: Ctx): string | undefined {
-  try {
-    const info = (c.env as { remoteAddr?: Deno.NetAddr } | undefined)?.remoteAddr;
-    return info && "hostname" in info ? info.hostname : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The bearer credential of a request (for the event-stream URL). */
-function bearer(c: Ctx): string | undefined {
-  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header("authorization") ?? "");
-  return m?.[1];
-}
-
 /**
  * The OFREP routes, mounted at `/ofrep/v1` of the root app (they
  * authenticate themselves: their errors are OFREP's, not the §6 envelope).
@@ -375,14 +250,12 @@ function bearer(c: Ctx): string | undefined {
 export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
+  app.onError(ofrepErrorHandler(deps.log)); // handlers throw; errors answer in OFREP's shape
+
   /** Authenticates and admits the request; returns the principal and triple. */
   async function admit(c: Ctx): Promise<{ p: Principal; t: Triple }> {
-    const ip = clientIp(c);
-    const p = await authenticate(
-      authDeps(deps),
-      c.req.header("authorization"),
-      ip === undefined ? { requestId: c.get("requestId") } : { requestId: c.get("requestId"), ip },
-    );
+    c.set("clientIp", clientIp(c));
+    const p = await authenticate(authDeps(deps), c.req.header("authorization"), requestContext(c));
     c.set("principal", p);
     const named = {
       tenant: c.req.header("x-cfgtool-tenant"),
@@ -425,71 +298,62 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
 
   app.post("/evaluate/flags/:key", async (c) => {
     const key = c.req.param("key");
-    try {
-      const { t } = await admit(c);
-      const context = await readContext(c);
-      const { model } = await modelFor(deps, svc, t);
-      const r = evaluateFlag(model, t.environment, key, context);
-      if (r.reason === "ERROR") {
-        if (r.error_code === "FLAG_NOT_FOUND") {
-          throw new OfrepError(
-            "FLAG_NOT_FOUND",
-            `Flag ${key} does not exist in ${t.tenant}/${t.namespace}`,
-            404,
-          );
-        }
+    const { t } = await admit(c);
+    const context = await readContext(c);
+    const { model } = await modelFor(deps, svc, t);
+    const r = evaluateFlag(model, t.environment, key, context);
+    if (r.reason === "ERROR") {
+      if (r.error_code === "FLAG_NOT_FOUND") {
         throw new OfrepError(
-          r.error_code === "PARSE_ERROR" ? "PARSE_ERROR" : "GENERAL",
-          r.error_message ?? "evaluation failed",
-          r.error_code === "PARSE_ERROR" ? 400 : 500,
+          "FLAG_NOT_FOUND",
+          `Flag ${key} does not exist in ${t.tenant}/${t.namespace}`,
+          404,
         );
       }
-      const body = {
-        key,
-        value: r.value,
-        reason: r.reason,
-        variant: r.variation,
-        metadata: r.rule_index === undefined
-          ? { version: r.version }
-          : { version: r.version, ruleIndex: r.rule_index },
-      };
-      return finish(
-        c,
-        new Response(JSON.stringify(body), {
-          headers: { "content-type": "application/json", "cache-control": "private, no-cache" },
-        }),
+      throw new OfrepError(
+        r.error_code === "PARSE_ERROR" ? "PARSE_ERROR" : "GENERAL",
+        r.error_message ?? "evaluation failed",
+        r.error_code === "PARSE_ERROR" ? 400 : 500,
       );
-    } catch (err) {
-      return finish(c, ofrepErrorResponse(err, key, deps.log, c.get("requestId")));
     }
+    const body = {
+      key,
+      value: r.value,
+      reason: r.reason,
+      variant: r.variation,
+      metadata: r.rule_index === undefined
+        ? { version: r.version }
+        : { version: r.version, ruleIndex: r.rule_index },
+    };
+    return finish(
+      c,
+      new Response(JSON.stringify(body), {
+        headers: { "content-type": "application/json", "cache-control": "private, no-cache" },
+      }),
+    );
   });
 
   app.post("/evaluate/flags", async (c) => {
-    try {
-      const { p, t } = await admit(c);
-      const context = await readContext(c);
-      const url = new URL(c.req.url);
-      const { model } = await modelFor(deps, svc, t, refetchVersion(url));
-      const results = evaluateAll(model, t.environment, context);
-      const secret = bearer(c);
-      const streamUrl = p.kind === "token" && p.token.type === "namespace-client" &&
-          secret !== undefined
-        ? eventStreamUrl(c.req.raw, secret, deps.publicUrl)
-        : null;
-      const { body, etag } = bulkBody(results, streamUrl);
-      const headers = new Headers({
-        etag,
-        "cache-control": "private, no-cache",
-        "x-cfgtool-version": String(model.version),
-      });
-      if (etagMatches(c.req.header("if-none-match"), etag)) {
-        return finish(c, new Response(null, { status: 304, headers }));
-      }
-      headers.set("content-type", "application/json");
-      return finish(c, new Response(body, { headers }));
-    } catch (err) {
-      return finish(c, ofrepErrorResponse(err, undefined, deps.log, c.get("requestId")));
+    const { p, t } = await admit(c);
+    const context = await readContext(c);
+    const url = new URL(c.req.url);
+    const { model } = await modelFor(deps, svc, t, refetchVersion(url));
+    const results = evaluateAll(model, t.environment, context);
+    // authenticated above, so the header holds a bearer credential
+    const streamUrl = p.kind === "token" && p.token.type === "namespace-client"
+      ? eventStreamUrl(c.req.raw, bearerCredential(c.req.header("authorization")), deps.publicUrl)
+      : null;
+    const { body, etag } = bulkBody(results, streamUrl);
+    const headers = new Headers({
+      etag,
+      "cache-control": "private, no-cache",
+      "x-cfgtool-version": String(model.version),
+    });
+    if (etagMatches(c.req.header("if-none-match"), etag)) {
+      return finish(c, new Response(null, { status: 304, headers }));
     }
+    headers.set("content-type", "application/json");
+    return finish(c, new Response(body, { headers }));
   });
 
   for (const path of ["/evaluate/flags", "/evaluate/flags/:key"]) {

@@ -33,25 +33,32 @@
  * On connect the stream sends `retry: 3000` and, unless `Last-Event-ID`
  * names the current version, one `refetchEvaluation` (this closes the gap
  * between the bulk response and the connection; with `If-None-Match` it
- * costs a 304). Then a comment every `keepaliveMs`; the stream ends when the
- * environment stops being public or the namespace is deleted (the client
- * reconnects and gets 403/401), after `idleCloseMs`, and when the server
- * shuts down. Change detection is the process's {@linkcode HeadWatcher}:
- * one KV watch and one poll key per namespace, however many streams.
+ * costs a 304). The stream's lifecycle is the one of `/api/v1/events`
+ * (lib/events/sse.ts): a `:keepalive` comment once nothing was sent for
+ * `keepaliveMs`, a client that does not read is dropped, and the stream ends
+ * after `idleCloseMs` without an event and when the server shuts down. It
+ * also ends when the environment stops being public, the namespace is
+ * deleted or the token is revoked or expires (the client reconnects and
+ * gets 403/401). Errors before the stream starts are OFREP's
+ * (lib/http/ofrep_errors.ts). Change detection is the process's
+ * `HeadWatcher`: one KV watch and one poll key per namespace, however many
+ * streams.
  *
  * @module
  */
 import { Hono } from "hono";
-import type { Context as HonoContext } from "hono";
 import { authenticate } from "../auth/principal.ts";
 import { ForbiddenError } from "../errors.ts";
+import { versionEtag } from "../protocol/etag.ts";
+import { sseHeaders, SseStreams } from "../events/sse.ts";
 import type { Head } from "../store/versions.ts";
 import { getHead } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
-import { authDeps } from "./authn.ts";
+import { authDeps, requestContext } from "./authn.ts";
+import { clientIp } from "./client_ip.ts";
 import { applyCors, corsOrigin } from "./cors.ts";
 import { admitEvaluation, type EvaluationService, type Triple } from "./evaluate.ts";
-import { ofrepErrorResponse } from "./ofrep.ts";
+import { ofrepErrorHandler } from "./ofrep_errors.ts";
 
 /** Path of the event stream under `/ofrep/v1`. */
 export const EVENT_STREAM_PATH = "/event-stream";
@@ -99,8 +106,11 @@ export function eventStreamUrl(req: Request, secret: string, publicUrl?: string)
  * ```
  */
 export function configEtag(head: Head): string {
-  return `"v${head.version}-${head.closure_hash}"`;
+  return versionEtag(head.version, head.closure_hash);
 }
+
+/** The first bytes of every stream: the reconnection delay and a comment. */
+const OPENING = encoder.encode(`retry: ${RETRY_MS}\n: cfgtool OFREP events\n\n`);
 
 function refetchEvent(head: Head): Uint8Array {
   const data = JSON.stringify({ type: "refetchEvaluation", etag: configEtag(head) });
@@ -121,103 +131,54 @@ function refetchEvent(head: Head): Uint8Array {
  */
 export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  app.onError(ofrepErrorHandler(deps.log)); // refusals before the stream starts are OFREP's
+  const now = deps.now;
+  const streams = new SseStreams({
+    keepaliveMs: deps.settings.keepaliveMs,
+    idleCloseMs: deps.settings.idleCloseMs,
+    shutdown: deps.shutdown,
+    ...(now ? { now: () => now().getTime() } : {}),
+  });
 
-  app.get(EVENT_STREAM_PATH, async (c: HonoContext<AppEnv>) => {
+  app.get(EVENT_STREAM_PATH, async (c) => {
     const origin = c.req.header("origin");
-    let t: Triple;
-    let head: Head | null;
-    try {
-      const token = c.req.query("token");
-      const p = await authenticate(
-        authDeps(deps),
-        token === undefined ? undefined : `Bearer ${token}`,
-        { requestId: c.get("requestId") },
-      );
-      c.set("principal", p);
-      if (p.kind !== "token" || p.token.type !== "namespace-client") {
-        throw new ForbiddenError("Only namespace-client tokens may open the OFREP event stream");
-      }
-      t = {
-        tenant: p.token.tenant_slug ?? "",
-        namespace: p.token.namespace_slug ?? "",
-        environment: p.token.environment_slug ?? "",
-      };
-      await admitEvaluation(deps, svc, p, t, origin);
-      head = await getHead(deps.kv, t.tenant, t.namespace);
-      if (head === null) throw new ForbiddenError(`Namespace ${t.tenant}/${t.namespace} is gone`);
-    } catch (err) {
-      const res = ofrepErrorResponse(err, undefined, deps.log, c.get("requestId"));
-      applyCors(res.headers, corsOrigin(c.get("principal"), origin));
-      return res;
+    const token = c.req.query("token");
+    c.set("clientIp", clientIp(c));
+    const p = await authenticate(
+      authDeps(deps),
+      token === undefined ? undefined : `Bearer ${token}`,
+      requestContext(c),
+    );
+    c.set("principal", p);
+    if (p.kind !== "token" || p.token.type !== "namespace-client") {
+      throw new ForbiddenError("Only namespace-client tokens may open the OFREP event stream");
     }
+    const t: Triple = {
+      tenant: p.token.tenant_slug ?? "",
+      namespace: p.token.namespace_slug ?? "",
+      environment: p.token.environment_slug ?? "",
+    };
+    await admitEvaluation(deps, svc, p, t, origin);
+    const head = await getHead(deps.kv, t.tenant, t.namespace);
+    if (head === null) throw new ForbiddenError(`Namespace ${t.tenant}/${t.namespace} is gone`);
 
-    const lastId = c.req.header("last-event-id");
-    const first = head;
-    const env = t.environment;
-    let cleanup = () => {};
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        let closed = false;
-        const send = (bytes: Uint8Array) => {
-          if (closed) return;
-          try {
-            controller.enqueue(bytes);
-          } catch {
-            close();
-          }
-        };
-        const close = () => {
-          if (closed) return;
-          closed = true;
-          cleanup();
-          try {
-            controller.close();
-          } catch {
-            // already closed or errored by the client going away
-          }
-        };
-        const unwatch = deps.heads.watch(t.tenant, t.namespace, (h) => {
-          if (h === null || h.environments[env]?.public_evaluate !== true) {
-            close(); // the token no longer evaluates here; a reconnect gets the refusal
-            return;
-          }
-          send(refetchEvent(h));
-        });
-        const keepalive = setInterval(
-          () => send(encoder.encode(": keepalive\n\n")),
-          deps.settings.keepaliveMs,
-        );
-        const idle = setTimeout(close, deps.settings.idleCloseMs);
-        const onShutdown = () => close();
-        deps.shutdown.addEventListener("abort", onShutdown, { once: true });
-        // a revoked or expired token's stream ends (checked by the stream guard)
-        const p = c.get("principal");
-        const unguard = deps.guard.register(p.kind === "token" ? p.token.id : p.session_id, close);
-        cleanup = () => {
-          unguard();
-          unwatch();
-          clearInterval(keepalive);
-          clearTimeout(idle);
-          deps.shutdown.removeEventListener("abort", onShutdown);
-        };
-        if (deps.shutdown.aborted) {
-          close();
+    const stream = streams.open(); // closed at once when the server is shutting down
+    if (!stream.closed) {
+      stream.onClose(deps.heads.watch(t.tenant, t.namespace, (h) => {
+        if (h === null || h.environments[t.environment]?.public_evaluate !== true) {
+          stream.close(); // the token no longer evaluates here; a reconnect gets the refusal
           return;
         }
-        send(encoder.encode(`retry: ${RETRY_MS}\n: cfgtool OFREP events\n\n`));
-        if (lastId !== String(first.version)) send(refetchEvent(first));
-      },
-      cancel() {
-        cleanup();
-      },
-    });
-    const headers = new Headers({
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache, no-store",
-      "x-accel-buffering": "no",
-    });
-    applyCors(headers, corsOrigin(c.get("principal"), origin));
-    return new Response(body, { headers });
+        stream.write(refetchEvent(h));
+      }));
+      // a revoked or expired token's stream ends (checked by the stream guard)
+      stream.onClose(deps.guard.register(p.token.id, () => stream.close()));
+      stream.write(OPENING);
+      if (c.req.header("last-event-id") !== String(head.version)) stream.write(refetchEvent(head));
+    }
+    const headers = sseHeaders();
+    applyCors(headers, corsOrigin(p, origin));
+    return new Response(stream.body, { headers });
   });
 
   return app;

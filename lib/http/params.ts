@@ -14,7 +14,7 @@
  * @module
  */
 import type { Hono, MiddlewareHandler } from "hono";
-import { NotFoundError, UsageError } from "../errors.ts";
+import { InvalidRequestError, NotFoundError } from "../errors.ts";
 import { MAX_EMAIL_LENGTH } from "../store/limits.ts";
 import { SLUG_PATTERN } from "../store/slug.ts";
 import type { AppEnv } from "./app.ts";
@@ -76,7 +76,9 @@ const PATH_PARAMS: Record<string, PathParamRule> = {
   v: {
     shape: SHAPES.version,
     fail: () =>
-      new UsageError("version must be a non-negative integer", { details: { field: "version" } }),
+      new InvalidRequestError("version must be a non-negative integer", {
+        details: { field: "version" },
+      }),
   },
 };
 
@@ -148,7 +150,7 @@ export function shapedParam(
 ): string | undefined {
   if (value === undefined || value === "") return undefined;
   if (!shape.pattern.test(value)) {
-    throw new UsageError(`${name} must be ${shape.describe}, not ${shown(value)}`, {
+    throw new InvalidRequestError(`${name} must be ${shape.describe}, not ${shown(value)}`, {
       details: { field: name },
     });
   }
@@ -167,7 +169,9 @@ export function shapedParam(
 export function intParam(value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === "") return undefined;
   if (!SHAPES.version.pattern.test(value)) {
-    throw new UsageError(`${name} must be a non-negative integer`, { details: { field: name } });
+    throw new InvalidRequestError(`${name} must be a non-negative integer`, {
+      details: { field: name },
+    });
   }
   return Number(value);
 }
@@ -185,7 +189,7 @@ export function stringField(body: Record<string, unknown>, name: string): string
   const v = body[name];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "string") {
-    throw new UsageError(`${name} must be a string`, { details: { field: name } });
+    throw new InvalidRequestError(`${name} must be a string`, { details: { field: name } });
   }
   return v;
 }
@@ -202,7 +206,7 @@ export function stringField(body: Record<string, unknown>, name: string): string
 export function requiredString(body: Record<string, unknown>, name: string): string {
   const v = stringField(body, name);
   if (v === undefined || v === "") {
-    throw new UsageError(`${name} is required`, { details: { field: name } });
+    throw new InvalidRequestError(`${name} is required`, { details: { field: name } });
   }
   return v;
 }
@@ -224,7 +228,7 @@ export function requiredString(body: Record<string, unknown>, name: string): str
 export function userRefField(body: Record<string, unknown>): string {
   const v = requiredString(body, "user_id");
   if (v.length > MAX_EMAIL_LENGTH) {
-    throw new UsageError(
+    throw new InvalidRequestError(
       `user_id is ${v.length} characters long; the limit is ${MAX_EMAIL_LENGTH}`,
       { details: { field: "user_id", limit: MAX_EMAIL_LENGTH } },
     );

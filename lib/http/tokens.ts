@@ -16,7 +16,7 @@ import {
   rotateToken,
 } from "../auth/token_service.ts";
 import type { ListTokensQuery } from "../auth/token_service.ts";
-import { UsageError } from "../errors.ts";
+import { InvalidRequestError } from "../errors.ts";
 import { TOKEN_TYPES, type TokenStatus, type TokenType } from "../store/tokens.ts";
 import type { AppDeps, AppEnv } from "./app.ts";
 import { authDeps, requestContext } from "./authn.ts";
@@ -61,7 +61,7 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
     if (namespace !== undefined) query.namespace = namespace;
     if (q.type) {
       if (!(TOKEN_TYPES as readonly string[]).includes(q.type)) {
-        throw new UsageError(`type must be one of ${TOKEN_TYPES.join(", ")}`, {
+        throw new InvalidRequestError(`type must be one of ${TOKEN_TYPES.join(", ")}`, {
           details: { field: "type" },
         });
       }
@@ -69,7 +69,7 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
     }
     if (q.status) {
       if (!(STATUSES as readonly string[]).includes(q.status)) {
-        throw new UsageError(`status must be one of ${STATUSES.join(", ")}`, {
+        throw new InvalidRequestError(`status must be one of ${STATUSES.join(", ")}`, {
           details: { field: "status" },
         });
       }
@@ -96,7 +96,7 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
     if (name !== undefined) input.name = name;
     if (raw.expires_at !== undefined) {
       if (raw.expires_at !== null && typeof raw.expires_at !== "string") {
-        throw new UsageError("expires_at must be an RFC 3339 string or null");
+        throw new InvalidRequestError("expires_at must be an RFC 3339 string or null");
       }
       input.expires_at = raw.expires_at as string | null;
     }

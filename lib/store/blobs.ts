@@ -74,6 +74,7 @@ const BATCH_BYTES = 512 * 1024;
  *
  * @param kv the store
  * @param contents the contents to store
+ * @param knownIds each content's id (SHA-256 hex) when the caller has them
  * @returns the blob ids (SHA-256 hex), one per content
  *
  * @example
@@ -89,8 +90,9 @@ const BATCH_BYTES = 512 * 1024;
 export async function putBlobs(
   kv: Deno.Kv,
   contents: readonly Uint8Array[],
+  knownIds?: readonly string[],
 ): Promise<string[]> {
-  const ids = (await sha256All(contents)).map(toHex);
+  const ids = knownIds ? [...knownIds] : (await sha256All(contents)).map(toHex);
   const byId = new Map<string, Uint8Array>();
   ids.forEach((id, i) => byId.set(id, contents[i]!));
   // metadata looked up a slice at a time: bounded bursts of work on the event loop
@@ -195,25 +197,21 @@ export async function getBlobs(
 ): Promise<Map<string, Uint8Array>> {
   const unique = [...new Set(ids)];
   const metas = new Map<string, BlobMeta>();
-  await Promise.all(
-    batches(unique).map(async (batch) => {
-      const entries = await kv.getMany<BlobMeta[]>(batch.map((id) => blobMetaKey(id)));
-      entries.forEach((e, i) => {
-        if (e.value !== null) metas.set(batch[i]!, e.value);
-      });
-    }),
-  );
+  await inFlight(batches(unique), async (batch) => {
+    const entries = await kv.getMany<BlobMeta[]>(batch.map((id) => blobMetaKey(id)));
+    entries.forEach((e, i) => {
+      if (e.value !== null) metas.set(batch[i]!, e.value);
+    });
+  });
   const out = new Map<string, Uint8Array>();
   const single = [...metas].filter(([, m]) => m.chunks === 1).map(([id]) => id);
-  await Promise.all(
-    batches(single).map(async (batch) => {
-      const entries = await kv.getMany<Uint8Array[]>(batch.map((id) => blobChunkKey(id, 0)));
-      entries.forEach((e, i) => {
-        const id = batch[i]!;
-        if (e.value !== null && e.value.length === metas.get(id)!.size) out.set(id, e.value);
-      });
-    }),
-  );
+  await inFlight(batches(single), async (batch) => {
+    const entries = await kv.getMany<Uint8Array[]>(batch.map((id) => blobChunkKey(id, 0)));
+    entries.forEach((e, i) => {
+      const id = batch[i]!;
+      if (e.value !== null && e.value.length === metas.get(id)!.size) out.set(id, e.value);
+    });
+  });
   await Promise.all(
     [...metas].filter(([, m]) => m.chunks !== 1).map(async ([id]) => {
       const bytes = await getBlob(kv, id);
@@ -221,6 +219,18 @@ export async function getBlobs(
     }),
   );
   return out;
+}
+
+/** `getMany` reads {@linkcode getBlobs} keeps in flight: issuing a thousand at once holds the event loop. */
+const READS_IN_FLIGHT = 16;
+
+/** Runs `task` over `items` with at most {@linkcode READS_IN_FLIGHT} running at once. */
+async function inFlight<T>(items: readonly T[], task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await task(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(READS_IN_FLIGHT, items.length) }, lane));
 }
 
 function batches<T>(items: readonly T[]): T[][] {

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { type Problem, ProblemsError, UsageError } from "../errors.ts";
+import { InvalidRequestError, type Problem, ProblemsError } from "../errors.ts";
 
 /** Longest description of a tenant, a namespace or a token. */
 export const MAX_DESCRIPTION_LENGTH = 1024;
@@ -46,7 +46,7 @@ export const MAX_ENVIRONMENTS = 100;
  */
 export function checkLength(field: string, value: string | null | undefined, max: number): void {
   if (typeof value !== "string" || value.length <= max) return;
-  throw new UsageError(
+  throw new InvalidRequestError(
     `${field} is ${value.length} characters long; the limit is ${max}`,
     { details: { field, limit: max } },
   );
@@ -71,7 +71,7 @@ export function checkLength(field: string, value: string | null | undefined, max
  */
 export function checkOrigins(origins: readonly string[]): void {
   if (origins.length > MAX_ALLOWED_ORIGINS) {
-    throw new UsageError(
+    throw new InvalidRequestError(
       `allowed_origins lists ${origins.length} origins; the limit is ${MAX_ALLOWED_ORIGINS}`,
       { details: { field: "allowed_origins", limit: MAX_ALLOWED_ORIGINS } },
     );

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { InvalidRequestError } from "../errors.ts";
 
 /** Page size when `limit` is not given. */
 export const DEFAULT_PAGE_LIMIT = 50;
@@ -36,7 +36,7 @@ export interface Page<T> {
 export function pageLimit(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_PAGE_LIMIT;
   if (!Number.isInteger(limit) || limit < 1) {
-    throw new UsageError(`Cannot use limit ${limit}: it must be a positive integer`);
+    throw new InvalidRequestError(`Cannot use limit ${limit}: it must be a positive integer`);
   }
   return Math.min(limit, MAX_PAGE_LIMIT);
 }

@@ -4,13 +4,13 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { InvalidRequestError } from "../errors.ts";
 
 /** The slug pattern. */
 export const SLUG_PATTERN: RegExp = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 /**
- * Throws a 400 {@linkcode UsageError} unless `value` is a slug.
+ * Throws a 400 {@linkcode InvalidRequestError} unless `value` is a slug.
  *
  * @param what what the slug names, for the message (`tenant`, `namespace`)
  * @param value the candidate
@@ -27,7 +27,7 @@ export const SLUG_PATTERN: RegExp = /^[a-z0-9][a-z0-9._-]{0,62}$/;
  */
 export function assertSlug(what: string, value: unknown): string {
   if (typeof value !== "string" || !SLUG_PATTERN.test(value)) {
-    throw new UsageError(
+    throw new InvalidRequestError(
       `Cannot use ${JSON.stringify(value)} as ${what} slug: it must match ${SLUG_PATTERN.source}`,
       { details: { field: "slug" } },
     );

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { ConflictError, NotFoundError, UsageError } from "../errors.ts";
+import { ConflictError, InvalidRequestError, NotFoundError } from "../errors.ts";
 import { sessionByDigestKey, sessionPrefix, userByEmailKey, userKey, userPrefix } from "./keys.ts";
 import { membershipKeys, membershipsOfUser, type UserMembership } from "./membership.ts";
 import { checkLength, MAX_EMAIL_LENGTH } from "./limits.ts";
@@ -48,7 +48,7 @@ export async function createUser(
   const email = input.email.trim().toLowerCase();
   checkLength("email", email, MAX_EMAIL_LENGTH);
   if (!EMAIL.test(email)) {
-    throw new UsageError(`Cannot use ${JSON.stringify(input.email)} as email`);
+    throw new InvalidRequestError(`Cannot use ${JSON.stringify(input.email)} as email`);
   }
   const now = input.now?.() ?? new Date();
   const user: UserRecord = {

@@ -12,8 +12,8 @@
  *
  * @module
  */
-import { closureHash } from "../closure/hash.ts";
-import { compareUtf8 } from "../bytes.ts";
+import { closureHash, closureHashOfDigests } from "../closure/hash.ts";
+import { compareUtf8, sha256All, toHex } from "../bytes.ts";
 import { NotFoundError, PreconditionFailedError } from "../errors.ts";
 import { getBlob, getBlobs, putBlob, putBlobs } from "./blobs.ts";
 import { headKey, versionKey, versionPrefix } from "./keys.ts";
@@ -54,6 +54,12 @@ export interface CommitInput {
   files: ReadonlyMap<string, Uint8Array>;
   /** Environments parsed from `namespace.toml` by the caller. */
   environments: Record<string, EnvironmentSettings>;
+  /**
+   * The closure hash and each file's content id (SHA-256 hex) by path, when
+   * the caller computed them (an upload digested off the event loop);
+   * computed here otherwise. They must be those of `files`.
+   */
+  hashed?: { closureHash: string; blobIds: ReadonlyMap<string, string> };
   /** User id or token id of the author. */
   created_by: string;
   message?: string | null;
@@ -74,12 +80,29 @@ export interface CommitResult {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** The closure hash and content ids of a file set, each file hashed once. */
+async function hashFiles(
+  files: ReadonlyMap<string, Uint8Array>,
+): Promise<{ closureHash: string; blobIds: Map<string, string> }> {
+  const list = await sha256All([...files.values()]);
+  const paths = [...files.keys()];
+  return {
+    closureHash: await closureHashOfDigests(paths.map((p, i) => [p, list[i]!])),
+    blobIds: new Map(paths.map((p, i) => [p, toHex(list[i]!)])),
+  };
+}
+
 async function writeTree(
   kv: Deno.Kv,
   files: ReadonlyMap<string, Uint8Array>,
+  blobIds: ReadonlyMap<string, string>,
 ): Promise<string> {
   const entries = [...files];
-  const ids = await putBlobs(kv, entries.map(([, bytes]) => bytes));
+  const ids = await putBlobs(
+    kv,
+    entries.map(([, bytes]) => bytes),
+    entries.map(([path]) => blobIds.get(path)!),
+  );
   const pairs = entries.map(([path], i): [string, string] => [path, ids[i]!]);
   pairs.sort((a, b) => compareUtf8(a[0], b[0]));
   return await putBlob(kv, encoder.encode(JSON.stringify(pairs)));
@@ -112,7 +135,7 @@ export async function initialVersionOps(
   createdBy: string,
   now: Date,
 ): Promise<(op: Deno.AtomicOperation) => Deno.AtomicOperation> {
-  const tree = await writeTree(kv, new Map());
+  const tree = await writeTree(kv, new Map(), new Map());
   const hash = await closureHash(new Map());
   const meta: VersionMeta = {
     version: 0,
@@ -186,7 +209,7 @@ export async function commitVersion(
   const { tenant, namespace } = input;
   checkLength("message", input.message, MAX_MESSAGE_LENGTH);
   checkManifestLimits(input.environments);
-  const hash = await closureHash(input.files);
+  const { closureHash: hash, blobIds } = input.hashed ?? await hashFiles(input.files);
   // The tree is written only once a new version is needed: an unchanged
   // push costs the hash and one read.
   let tree: string | undefined;
@@ -211,7 +234,7 @@ export async function commitVersion(
         changed: false,
       };
     }
-    tree ??= await writeTree(kv, input.files);
+    tree ??= await writeTree(kv, input.files, blobIds);
     const meta: VersionMeta = {
       version: current + 1,
       closure_hash: hash,

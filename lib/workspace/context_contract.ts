@@ -21,7 +21,7 @@
  */
 import { attributeType, refName } from "../conditions.ts";
 import type { Problem } from "../errors.ts";
-import { keyPath } from "./fields.ts";
+import { keyPath } from "../toml_fields.ts";
 import { CONTEXT_CONTRACT_PATH, type QualifierModel } from "./model.ts";
 import { DRAFT_2020_12 } from "./schemas.ts";
 

@@ -10,14 +10,15 @@
 import type { Problem } from "../errors.ts";
 import { refName, validatePredicate } from "../conditions.ts";
 import { parseToml, type TomlTable } from "../toml.ts";
+import { FieldChecker, keyPath } from "../toml_fields.ts";
 import { didYouMean } from "../text/suggest.ts";
-import { FieldChecker, keyPath } from "./fields.ts";
 import { graphProblems } from "./graph.ts";
 import { classifyPath, type FileKind, LAYOUT_SUMMARY } from "./layout.ts";
 import {
   type CatalogModel,
   NAME_RE,
   type QualifierModel,
+  SCHEMA_VERSION,
   type VariableModel,
   type WorkspaceModel,
 } from "./model.ts";
@@ -170,16 +171,16 @@ function catalogOf(model: WorkspaceModel, name: string): CatalogModel {
 
 function readCatalog(path: string, t: TomlTable, c: CatalogModel, problems: Problem[]): void {
   const f = new FieldChecker(path);
-  f.knownKeys(t, CATALOG_KEYS, "");
-  f.schemaVersion(t);
-  const description = f.string(t, "description", "", false);
+  f.unknownKeys(t, "", CATALOG_KEYS);
+  f.schemaVersion(t, SCHEMA_VERSION);
+  const description = f.string(t, "", "description", false);
   if (description !== undefined) c.description = description;
-  const schema = f.string(t, "schema", "", true);
+  const schema = f.string(t, "", "schema", true);
   if (schema !== undefined) {
     const target = resolveRelative("catalogs", schema);
     const kind = target === undefined ? undefined : classifyPath(target);
     if (target === undefined || kind?.kind !== "schema") {
-      f.add(
+      f.report(
         "schema",
         `"${schema}" must point to a file schemas/<name>.schema.json inside the workspace ` +
           `(for instance "../schemas/${c.name}.schema.json")`,
@@ -258,32 +259,38 @@ function readVariable(
 ): VariableModel {
   const v: VariableModel = { name, path, rules: [] };
   const f = new FieldChecker(path);
-  f.knownKeys(t, VARIABLE_KEYS, "");
-  f.schemaVersion(t);
-  const description = f.string(t, "description", "", false);
+  f.unknownKeys(t, "", VARIABLE_KEYS);
+  f.schemaVersion(t, SCHEMA_VERSION);
+  const description = f.string(t, "", "description", false);
   if (description !== undefined) v.description = description;
-  const type = f.string(t, "type", "", true);
+  const type = f.string(t, "", "type", true);
   if (type !== undefined) {
     const m = TYPE_RE.exec(type);
     if (m === null || !NAME_RE.test(m[1]!)) {
-      f.add("type", `unsupported type "${type}" (a variable's type is "catalog:<catalog_name>")`);
+      f.report(
+        "type",
+        `unsupported type "${type}" (a variable's type is "catalog:<catalog_name>")`,
+      );
     } else {
       v.catalog = m[1]!;
     }
   }
-  const resolve = f.table(t, "resolve", "", true);
+  const resolve = f.table(t, "", "resolve", true);
   if (resolve !== undefined) {
-    f.knownKeys(resolve, RESOLVE_KEYS, "resolve");
-    const def = f.string(resolve, "default", "resolve", true);
+    f.unknownKeys(resolve, "resolve", RESOLVE_KEYS);
+    const def = f.string(resolve, "resolve", "default", true);
     if (def !== undefined) v.defaultKey = def;
-    const rules = f.tables(resolve, "rule", "resolve", false) ?? [];
+    const rules = f.tables(resolve, "resolve", "rule", false) ?? [];
     rules.forEach((r, i) => {
-      const at = keyPath(keyPath("resolve", "rule"), i);
-      f.knownKeys(r, RULE_KEYS, at);
-      const qualifier = f.string(r, "qualifier", at, true);
-      const value = f.string(r, "value", at, true);
-      if (qualifier !== undefined && value !== undefined) v.rules.push({ qualifier, value });
-      else v.rules.push({ qualifier: qualifier ?? "", value: value ?? "" });
+      // An item that is not a table keeps its slot, so that rule i stays rule[i].
+      let qualifier: string | undefined, value: string | undefined;
+      if (r !== undefined) {
+        const at = keyPath(keyPath("resolve", "rule"), i);
+        f.unknownKeys(r, at, RULE_KEYS);
+        qualifier = f.string(r, at, "qualifier", true);
+        value = f.string(r, at, "value", true);
+      }
+      v.rules.push({ qualifier: qualifier ?? "", value: value ?? "" });
     });
   }
   problems.push(...f.problems);
@@ -294,7 +301,7 @@ function checkVariable(v: VariableModel, model: WorkspaceModel, problems: Proble
   const f = new FieldChecker(v.path);
   const catalog = v.catalog === undefined ? undefined : model.catalogs.get(v.catalog);
   if (v.catalog !== undefined && !catalog?.defined) {
-    f.add(
+    f.report(
       "type",
       `no catalog "${v.catalog}" (catalogs/${v.catalog}.toml does not exist)` +
         didYouMean(v.catalog, definedCatalogs(model)),
@@ -302,7 +309,7 @@ function checkVariable(v: VariableModel, model: WorkspaceModel, problems: Proble
   }
   const entry = (key: string | undefined, at: string) => {
     if (catalog?.defined && key !== undefined && key !== "" && !catalog.entries.has(key)) {
-      f.add(
+      f.report(
         at,
         `no entry "${key}" in catalog "${catalog.name}"${didYouMean(key, catalog.entries.keys())}`,
       );
@@ -312,7 +319,7 @@ function checkVariable(v: VariableModel, model: WorkspaceModel, problems: Proble
   v.rules.forEach((r, i) => {
     const at = keyPath(keyPath("resolve", "rule"), i);
     if (r.qualifier !== "" && !model.qualifiers.has(r.qualifier)) {
-      f.add(
+      f.report(
         keyPath(at, "qualifier"),
         `no qualifier "${r.qualifier}"${didYouMean(r.qualifier, model.qualifiers.keys())}`,
       );
@@ -330,19 +337,20 @@ function readQualifier(
 ): QualifierModel {
   const q: QualifierModel = { name, path, predicates: [], refs: [], valid: true };
   const f = new FieldChecker(path);
-  f.knownKeys(t, QUALIFIER_KEYS, "");
-  f.schemaVersion(t);
-  const description = f.string(t, "description", "", false);
+  f.unknownKeys(t, "", QUALIFIER_KEYS);
+  f.schemaVersion(t, SCHEMA_VERSION);
+  const description = f.string(t, "", "description", false);
   if (description !== undefined) q.description = description;
-  const preds = f.tables(t, "predicate", "", true);
+  const preds = f.tables(t, "", "predicate", true);
   if (preds !== undefined && preds.length === 0) {
-    f.add("predicate", "a qualifier needs at least one [[predicate]]");
+    f.report("predicate", "a qualifier needs at least one [[predicate]]");
   }
   (preds ?? []).forEach((raw, i) => {
+    if (raw === undefined) return;
     const at = keyPath("predicate", i);
     const r = validatePredicate(raw, "qualifier");
     if ("problems" in r) {
-      for (const p of r.problems) f.add(p.key === "" ? at : `${at}.${p.key}`, p.message);
+      for (const p of r.problems) f.report(p.key === "" ? at : `${at}.${p.key}`, p.message);
       return;
     }
     q.predicates.push(r.predicate);

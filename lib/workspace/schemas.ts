@@ -13,7 +13,7 @@
 import { Ajv2020 } from "ajv/dist/2020";
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020";
 import type { Problem } from "../errors.ts";
-import { isTable, keyPath } from "./fields.ts";
+import { isTable, keyPath } from "../toml_fields.ts";
 
 /** The draft this cfgtool reads. */
 export const DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema";

@@ -1,5 +1,5 @@
 import { assertEquals, assertThrows } from "../assert.ts";
-import { UsageError } from "../../lib/errors.ts";
+import { InvalidRequestError } from "../../lib/errors.ts";
 import { isOrigin, validateCreateInput } from "../../lib/auth/issuance.ts";
 
 const now = new Date("2030-01-01T00:00:00Z");
@@ -26,7 +26,10 @@ Deno.test("isOrigin() accepts serialized RFC 6454 origins only", () => {
 
 Deno.test("validateCreateInput() enforces the binding fields of each type", () => {
   const bad = (input: Record<string, unknown>) =>
-    assertThrows(() => validateCreateInput({ name: "n", ...input } as never, now), UsageError);
+    assertThrows(
+      () => validateCreateInput({ name: "n", ...input } as never, now),
+      InvalidRequestError,
+    );
   bad({ type: "namespace-admin", tenant_slug: "a" });
   bad({ type: "namespace-read", tenant_slug: "a" });
   bad({ type: "namespace-read", namespace_slug: "w" });

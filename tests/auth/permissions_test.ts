@@ -1,45 +1,27 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { ForbiddenError } from "../../lib/errors.ts";
 import { readAudit } from "../../lib/auth/audit_access.ts";
-import { bootstrapSuperadmin } from "../../lib/auth/bootstrap.ts";
-import type { AuthDeps } from "../../lib/auth/deps.ts";
-import { randomTokenKey } from "../../lib/auth/hmac_key.ts";
 import { type Action, authorize, can, type Target } from "../../lib/auth/permissions.ts";
-import { authenticate, type Principal } from "../../lib/auth/principal.ts";
+import type { Principal } from "../../lib/auth/principal.ts";
 import { createSession } from "../../lib/auth/sessions.ts";
 import { createToken } from "../../lib/auth/token_service.ts";
-import {
-  addNamespaceAdmin,
-  createNamespace,
-  removeNamespaceAdmin,
-} from "../../lib/store/namespaces.ts";
-import { addTenantAdmin, createTenant, removeTenantAdmin } from "../../lib/store/tenants.ts";
+import { addNamespaceAdmin, removeNamespaceAdmin } from "../../lib/store/namespaces.ts";
+import { addTenantAdmin, removeTenantAdmin } from "../../lib/store/tenants.ts";
 import { getTokenRecord } from "../../lib/store/tokens.ts";
 import { createUser } from "../../lib/store/users.ts";
-import { commitVersion } from "../../lib/store/versions.ts";
+import { authWorld } from "./world.ts";
+import { commitEnvironments, worldTest } from "../store/world.ts";
 
-const ctx = { requestId: "req-test" };
-
+/** Tenants acme and other; acme/web (production private, staging public) and acme/api. */
 async function world() {
-  const kv = await Deno.openKv(":memory:");
-  const key = await randomTokenKey();
-  const deps: AuthDeps = { kv, key };
-  const login = (secret: string) => authenticate(deps, `Bearer ${secret}`, ctx);
-  const superadmin = await login((await bootstrapSuperadmin(kv, key)).secret);
-  for (const t of ["acme", "other"]) await createTenant(kv, { slug: t, created_by: "test" });
-  for (const ns of ["web", "api"]) {
-    await createNamespace(kv, { tenant: "acme", slug: ns, created_by: "test" });
-  }
+  const { kv, key, deps, ctx, superadmin, login } = await authWorld({
+    tenants: ["acme", "other"],
+    namespaces: ["web", "api"],
+  });
   const setEnvs = (stagingPublic: boolean) =>
-    commitVersion(kv, {
-      tenant: "acme",
-      namespace: "web",
-      files: new Map([["namespace.toml", new TextEncoder().encode(String(stagingPublic))]]),
-      environments: {
-        production: { public_evaluate: false },
-        staging: { public_evaluate: stagingPublic },
-      },
-      created_by: "test",
+    commitEnvironments(kv, {
+      production: { public_evaluate: false },
+      staging: { public_evaluate: stagingPublic },
     });
   await setEnvs(true);
   const token = async (type: string, extra: Record<string, string> = {}) => {
@@ -64,16 +46,7 @@ async function world() {
   return { kv, key, deps, superadmin, token, user, setEnvs };
 }
 
-function wtest(name: string, fn: (w: Awaited<ReturnType<typeof world>>) => Promise<void>) {
-  Deno.test(name, async () => {
-    const w = await world();
-    try {
-      await fn(w);
-    } finally {
-      w.kv.close();
-    }
-  });
-}
+const wtest = worldTest(world);
 
 async function forbidden(kv: Deno.Kv, p: Principal, action: Action, target: Target) {
   const err = await assertRejects(() => authorize(kv, p, action, target), ForbiddenError);

@@ -1,68 +1,31 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { ForbiddenError, UnauthorizedError } from "../../lib/errors.ts";
-import { bootstrapSuperadmin } from "../../lib/auth/bootstrap.ts";
-import type { AuthDeps } from "../../lib/auth/deps.ts";
-import { randomTokenKey } from "../../lib/auth/hmac_key.ts";
 import { authenticate, LAST_USED_INTERVAL_MS, type Principal } from "../../lib/auth/principal.ts";
 import { createSession } from "../../lib/auth/sessions.ts";
 import { createToken, revokeToken } from "../../lib/auth/token_service.ts";
 import { listAudit } from "../../lib/store/audit.ts";
-import { createNamespace } from "../../lib/store/namespaces.ts";
-import { createTenant } from "../../lib/store/tenants.ts";
 import { getTokenRecord } from "../../lib/store/tokens.ts";
 import { createUser } from "../../lib/store/users.ts";
-import { commitVersion } from "../../lib/store/versions.ts";
 import { base58 } from "base";
+import { authWorld } from "./world.ts";
+import { commitEnvironments, worldTest } from "../store/world.ts";
 
 const ctx = { requestId: "req-test" };
 const T0 = Date.parse("2030-01-01T00:00:00Z");
 
 /** A store whose clock the test moves; acme/web has staging public. */
 async function world() {
-  const kv = await Deno.openKv(":memory:");
-  const key = await randomTokenKey();
   let t = T0;
-  const deps: AuthDeps = { kv, key, now: () => new Date(t) };
-  const boot = await bootstrapSuperadmin(kv, key, { now: () => new Date(t) });
-  const login = (secret: string, ip?: string) =>
-    authenticate(deps, `Bearer ${secret}`, ip === undefined ? ctx : { ...ctx, ip });
-  const superadmin = await login(boot.secret);
-  await createTenant(kv, { slug: "acme", created_by: "test" });
-  await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "test" });
+  const w = await authWorld({ now: () => new Date(t) });
   const setPublic = (staging: boolean) =>
-    commitVersion(kv, {
-      tenant: "acme",
-      namespace: "web",
-      files: new Map([["namespace.toml", new TextEncoder().encode(`staging=${staging}`)]]),
-      environments: { staging: { public_evaluate: staging } },
-      created_by: "test",
-    });
+    commitEnvironments(w.kv, { staging: { public_evaluate: staging } });
   await setPublic(true);
-  const issue = (input: Parameters<typeof createToken>[2], p: Principal = superadmin) =>
-    createToken(deps, p, input, ctx);
-  return {
-    kv,
-    key,
-    deps,
-    login,
-    superadmin,
-    boot,
-    issue,
-    setPublic,
-    advance: (ms: number) => (t += ms),
-  };
+  const issue = (input: Parameters<typeof createToken>[2], p: Principal = w.superadmin) =>
+    createToken(w.deps, p, input, ctx);
+  return { ...w, issue, setPublic, advance: (ms: number) => (t += ms) };
 }
 
-function wtest(name: string, fn: (w: Awaited<ReturnType<typeof world>>) => Promise<void>) {
-  Deno.test(name, async () => {
-    const w = await world();
-    try {
-      await fn(w);
-    } finally {
-      w.kv.close();
-    }
-  });
-}
+const wtest = worldTest(world);
 
 const readInput = { type: "namespace-read", name: "r", tenant_slug: "acme", namespace_slug: "web" };
 

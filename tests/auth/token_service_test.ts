@@ -1,10 +1,12 @@
 import { assert, assertEquals, assertNotEquals, assertRejects } from "../assert.ts";
-import { ConflictError, ForbiddenError, NotFoundError, UsageError } from "../../lib/errors.ts";
-import { bootstrapSuperadmin } from "../../lib/auth/bootstrap.ts";
-import type { AuthDeps } from "../../lib/auth/deps.ts";
-import { randomTokenKey } from "../../lib/auth/hmac_key.ts";
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidRequestError,
+  NotFoundError,
+} from "../../lib/errors.ts";
 import type { CreateTokenInput } from "../../lib/auth/issuance.ts";
-import { authenticate, type Principal } from "../../lib/auth/principal.ts";
+import type { Principal } from "../../lib/auth/principal.ts";
 import { createSession } from "../../lib/auth/sessions.ts";
 import {
   createToken,
@@ -14,34 +16,23 @@ import {
   rotateToken,
 } from "../../lib/auth/token_service.ts";
 import { listAudit } from "../../lib/store/audit.ts";
-import { addNamespaceAdmin, createNamespace } from "../../lib/store/namespaces.ts";
-import { addTenantAdmin, createTenant } from "../../lib/store/tenants.ts";
+import { addNamespaceAdmin } from "../../lib/store/namespaces.ts";
+import { addTenantAdmin } from "../../lib/store/tenants.ts";
 import { createUser } from "../../lib/store/users.ts";
-import { commitVersion } from "../../lib/store/versions.ts";
+import { authWorld } from "./world.ts";
+import { commitEnvironments, worldTest } from "../store/world.ts";
 
 const ctx = { requestId: "req-test" };
 
 /** A store with tenants acme/other, namespaces acme/web (staging public) and acme/api. */
-async function world(now?: () => Date) {
-  const kv = await Deno.openKv(":memory:");
-  const key = await randomTokenKey();
-  const deps: AuthDeps = now === undefined ? { kv, key } : { kv, key, now };
-  const login = (secret: string) => authenticate(deps, `Bearer ${secret}`, ctx);
-  const boot = await bootstrapSuperadmin(kv, key);
-  const superadmin = await login(boot.secret);
-  await createTenant(kv, { slug: "acme", created_by: "test" });
-  await createTenant(kv, { slug: "other", created_by: "test" });
-  await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "test" });
-  await createNamespace(kv, { tenant: "acme", slug: "api", created_by: "test" });
-  await commitVersion(kv, {
-    tenant: "acme",
-    namespace: "web",
-    files: new Map([["namespace.toml", new TextEncoder().encode("x")]]),
-    environments: {
-      production: { public_evaluate: false },
-      staging: { public_evaluate: true },
-    },
-    created_by: "test",
+async function world() {
+  const { kv, key, deps, login, superadmin } = await authWorld({
+    tenants: ["acme", "other"],
+    namespaces: ["web", "api"],
+  });
+  await commitEnvironments(kv, {
+    production: { public_evaluate: false },
+    staging: { public_evaluate: true },
   });
   const issue = (p: Principal, input: CreateTokenInput) => createToken(deps, p, input, ctx);
   /** Issues with the superadmin and logs in with the new token. */
@@ -68,16 +59,7 @@ async function world(now?: () => Date) {
   return { kv, key, deps, login, superadmin, issue, as, human };
 }
 
-function wtest(name: string, fn: (w: Awaited<ReturnType<typeof world>>) => Promise<void>) {
-  Deno.test(name, async () => {
-    const w = await world();
-    try {
-      await fn(w);
-    } finally {
-      w.kv.close();
-    }
-  });
-}
+const wtest = worldTest(world);
 
 const read = (ns = "web", tenant = "acme"): CreateTokenInput => ({
   type: "namespace-read",
@@ -109,7 +91,11 @@ const superadminInput = (): CreateTokenInput => ({
 
 async function refused(
   p: Promise<unknown>,
-  cls: typeof ForbiddenError | typeof UsageError | typeof ConflictError | typeof NotFoundError,
+  cls:
+    | typeof ForbiddenError
+    | typeof InvalidRequestError
+    | typeof ConflictError
+    | typeof NotFoundError,
   status: number,
   code: string,
 ) {
@@ -192,7 +178,7 @@ wtest("superadmin may be issued only by an active superadmin token", async (w) =
 wtest(
   "namespace-client issuance needs the environment in the current manifest, but not public_evaluate",
   async (w) => {
-    await refused(w.issue(w.superadmin, client("qa")), UsageError, 400, "invalid_request");
+    await refused(w.issue(w.superadmin, client("qa")), InvalidRequestError, 400, "invalid_request");
     const made = await w.issue(w.superadmin, client("production"));
     assertEquals(made.token.status, "active");
   },
@@ -203,25 +189,25 @@ wtest(
   async (w) => {
     await refused(
       w.issue(w.superadmin, { ...client(), scopes: ["x"] }),
-      UsageError,
+      InvalidRequestError,
       400,
       "invalid_request",
     );
     await refused(
       w.issue(w.superadmin, { ...client(), allowed_origins: ["*"] }),
-      UsageError,
+      InvalidRequestError,
       400,
       "invalid_request",
     );
     await refused(
       w.issue(w.superadmin, { ...client(), allowed_origins: ["https://a.example/path"] }),
-      UsageError,
+      InvalidRequestError,
       400,
       "invalid_request",
     );
     await refused(
       w.issue(w.superadmin, { ...read(), allowed_origins: ["https://a.example"] }),
-      UsageError,
+      InvalidRequestError,
       400,
       "invalid_request",
     );

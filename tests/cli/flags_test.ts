@@ -74,7 +74,7 @@ enabled = false
       "<syntax error>",
       "notes.txt: unknown file: a manifest holds only namespace.toml, flags/<key>.toml and segments/<key>.toml",
       'segments/s.toml: match: unknown match "most" (one of all, any)',
-      "segments/s.toml: predicate: missing required key: a segment needs at least one [[predicate]]",
+      "segments/s.toml: predicate: required field is missing (add at least one [[predicate]])",
       "7 problems found",
     ]);
     assertEquals(r.code, 1);

@@ -235,7 +235,7 @@ const KINDS: Record<string, { changes: Record<string, string | null>; expect: st
   },
   "wrong type": {
     changes: { [V]: variableText.replace('default = "default"', "default = true") },
-    expect: [`${V}: resolve.default: must be a string, not a boolean`],
+    expect: [`${V}: resolve.default: expected a string, found the boolean true`],
   },
   "malformed TOML": {
     changes: {

@@ -1,14 +1,11 @@
-import { assert, assertEquals, assertRejects, assertThrows } from "../assert.ts";
+import { assertEquals, assertRejects } from "../assert.ts";
 import { base64 } from "base";
 import { closureHash } from "../../lib/closure/hash.ts";
 import { sha256Hex } from "../../lib/bytes.ts";
 import { packArchive } from "../../lib/closure/archive.ts";
-import {
-  ClosureState,
-  IntegrityError,
-  parseEventData,
-  type VersionEvent,
-} from "../../lib/client/closure_state.ts";
+import { ClosureState } from "../../lib/client/closure_state.ts";
+import type { VersionEvent } from "../../lib/protocol/events.ts";
+import { IntegrityError } from "../../lib/protocol/integrity.ts";
 import { evaluateFlag } from "../../lib/flags/evaluate.ts";
 import { boolFlag, NS_TOML, planSegment, stringFlag } from "./fixture.ts";
 import { olderReleaseFileSet } from "../flags/older_release_fixture.ts";
@@ -133,50 +130,6 @@ Deno.test("ClosureState.fromArchive() verifies the snapshot hash (check 4)", asy
   );
   const moved = s.withVersion(4);
   assertEquals([moved.version, moved.hash, moved.model.version], [4, s.hash, 4]);
-});
-
-Deno.test("parseEventData() accepts protocol v2 only and checks required fields", () => {
-  const hash = `sha256:${"a".repeat(64)}`;
-  const snap = {
-    protocol: "v2",
-    namespace: "web",
-    version: 1,
-    prev_version: null,
-    prev_closure_hash: null,
-    closure_hash: hash,
-    delivery: "snapshot",
-    snapshot_url: "http://h/c",
-    snapshot_size_bytes: 10,
-  };
-  const ev = parseEventData("version", JSON.stringify(snap));
-  assert(ev.kind === "version" && ev.delivery === "snapshot" && ev.snapshot_url === "http://h/c");
-  const check = (data: unknown) => {
-    const err = assertThrows(
-      () => parseEventData("version", JSON.stringify(data)),
-      IntegrityError,
-    );
-    return err.check;
-  };
-  assertEquals(check({ ...snap, protocol: "v1" }), "protocol");
-  assertEquals(check({ ...snap, protocol: undefined }), "protocol");
-  assertEquals(check({ ...snap, closure_hash: "md5:x" }), "protocol");
-  assertEquals(check({ ...snap, snapshot_url: undefined }), "protocol");
-  assertEquals(
-    check({ ...snap, delivery: "inline", prev_version: 1, prev_closure_hash: hash }),
-    "protocol",
-  );
-  assertEquals(check({ ...snap, prev_version: 1 }), "protocol");
-  assertEquals(
-    check({
-      ...snap,
-      delivery: "inline",
-      prev_version: 1,
-      prev_closure_hash: hash,
-      files: [{ path: "flags/a.toml", op: "added" }],
-    }),
-    "protocol",
-  );
-  assertThrows(() => parseEventData("version", "not json"), IntegrityError);
 });
 
 Deno.test("ClosureState.fromFiles() builds a version an earlier release accepted under looser rules", async () => {

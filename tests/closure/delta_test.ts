@@ -1,9 +1,11 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
+import fc from "fast-check";
 import { packTar } from "tar";
 import {
   applyDelta,
   chooseDelivery,
   computeDelta,
+  countDelta,
   type FileEntry,
 } from "../../lib/closure/delta.ts";
 import { closureHash } from "../../lib/closure/hash.ts";
@@ -94,4 +96,25 @@ Deno.test("tarSize() equals the length of the uncompressed ustar archive", async
     [...set].map(([name, body]) => ({ header: { name, size: body.length, type: "file" }, body })),
   );
   assertEquals(tarSize(set), tar.length);
+});
+
+Deno.test("countDelta counts exactly the entries computeDelta gives, without building them", async () => {
+  const files = fc.dictionary(
+    fc.constantFrom("a", "b", "c", "d", "e", "f"),
+    fc.constantFrom("1", "2", "3"),
+  );
+  await fc.assert(
+    fc.asyncProperty(files, files, async (before, after) => {
+      const enc = new TextEncoder();
+      const prev = new Map(Object.entries(before).map(([p, t]) => [p, enc.encode(t)]));
+      const next = new Map(Object.entries(after).map(([p, t]) => [p, enc.encode(t)]));
+      const entries = await computeDelta({
+        prev,
+        next,
+        prevPaths: new Set(prev.keys()),
+        nextPaths: new Set(next.keys()),
+      });
+      assertEquals(countDelta(prev, next), entries.length);
+    }),
+  );
 });

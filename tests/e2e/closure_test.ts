@@ -1,7 +1,7 @@
 import { assertEquals } from "../assert.ts";
 import { closureHash } from "../../lib/closure/hash.ts";
 import { unpackArchive } from "../../lib/closure/archive.ts";
-import { encodeSubscription } from "../../lib/closure/subscription.ts";
+import { encodeSubscription } from "../../lib/protocol/subscription.ts";
 import { createNamespace } from "../../lib/store/namespaces.ts";
 import { commitVersion } from "../../lib/store/versions.ts";
 import { openKv } from "../../lib/store/kv.ts";

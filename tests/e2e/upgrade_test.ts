@@ -7,7 +7,7 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { unpackArchive } from "../../lib/closure/archive.ts";
-import { encodeSubscription } from "../../lib/closure/subscription.ts";
+import { encodeSubscription } from "../../lib/protocol/subscription.ts";
 import type { Environment } from "../../lib/flags/model.ts";
 import { openKv } from "../../lib/store/kv.ts";
 import { headKey, versionKey } from "../../lib/store/keys.ts";

@@ -2,7 +2,7 @@ import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { ClosureMemo, memoFor } from "../../lib/closure/memo.ts";
 import { ConnectionRegistry } from "../../lib/events/registry.ts";
 import { createSseStream, KEEPALIVE_FRAME, sseFrame } from "../../lib/events/sse.ts";
-import { inlineData, inlineParts, resyncData, snapshotData } from "../../lib/events/payload.ts";
+import { inlineData, inlineParts, resyncData, snapshotData } from "../../lib/protocol/events.ts";
 import { createParser } from "sse-parser";
 
 Deno.test("sseFrame() output parses back with eventsource-parser; keepalives are comments", () => {

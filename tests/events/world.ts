@@ -1,16 +1,15 @@
 /**
- * Test helper: an in-process flag service (createServer over a `:memory:`
- * KV) with a superadmin, tenant `acme` and namespace `web`, plus request,
- * push, mint and stream helpers. Requests go straight to the fetch handler.
+ * Test helper: the service-level world, on the auth-level one
+ * (tests/auth/world.ts): an in-process flag service (createServer over a
+ * `:memory:` KV) with a superadmin, tenant `acme` and namespace `web`, plus
+ * request, push, mint and stream helpers. Requests go straight to the fetch
+ * handler.
  *
  * @module
  */
 import { createServer, type FlagServer } from "../../server.ts";
-import { bootstrapSuperadmin } from "../../lib/auth/bootstrap.ts";
-import { randomTokenKey } from "../../lib/auth/hmac_key.ts";
 import type { ServiceSettings } from "../../lib/settings.ts";
-import { createNamespace } from "../../lib/store/namespaces.ts";
-import { createTenant } from "../../lib/store/tenants.ts";
+import { authWorld } from "../auth/world.ts";
 import { LocalClosures, readSse, type SseClient } from "./sse_client.ts";
 
 /** Origin of in-process requests. */
@@ -52,19 +51,13 @@ export async function world(
   settings: Partial<ServiceSettings> = {},
   namespaces: string[] = ["web"],
 ): Promise<World> {
-  const kv = await Deno.openKv(":memory:");
-  const key = await randomTokenKey();
+  const { kv, key, boot } = await authWorld({ namespaces });
   const server = createServer({
     kv,
     key,
     log: () => {},
     settings: { headPollMs: 20, ...settings },
   });
-  const boot = await bootstrapSuperadmin(kv, key);
-  await createTenant(kv, { slug: "acme", created_by: "test" });
-  for (const ns of namespaces) {
-    await createNamespace(kv, { tenant: "acme", slug: ns, created_by: "test" });
-  }
   const streams: SseClient[] = [];
   const fetchFn = (req: Request) => Promise.resolve(server.fetch(req));
   const w: World = {

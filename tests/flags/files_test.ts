@@ -1,6 +1,18 @@
-import { assert, assertEquals, assertRejects } from "../assert.ts";
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  assertStringIncludes,
+  assertThrows,
+} from "../assert.ts";
 import { CfgtoolError, formatProblem, ProblemsError, UsageError } from "../../lib/errors.ts";
-import { readManifestDir, scanManifestDir, writeManifestDir } from "../../lib/flags/files.ts";
+import {
+  manifestFromJson,
+  readManifestDir,
+  scanManifestDir,
+  writeManifestDir,
+} from "../../lib/flags/files.ts";
+import { MAX_MANIFEST_FILES } from "../../lib/flags/model.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -247,3 +259,15 @@ Deno.test(
     assertEquals([...Deno.readDirSync(outside)].length, 0);
   }),
 );
+
+Deno.test("a JSON manifest of more files than an archive may hold is refused with 413", () => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i <= MAX_MANIFEST_FILES; i++) files[`flags/f${i}.toml`] = "";
+  const body = new TextEncoder().encode(JSON.stringify({ files }));
+  const err = assertThrows(() => manifestFromJson(body), CfgtoolError);
+  assertEquals([err.code, err.status], ["payload_too_large", 413]);
+  assertStringIncludes(err.message, `at most ${MAX_MANIFEST_FILES}`);
+  delete files["flags/f0.toml"];
+  const ok = manifestFromJson(new TextEncoder().encode(JSON.stringify({ files })));
+  assertEquals(ok.files.size, MAX_MANIFEST_FILES);
+});

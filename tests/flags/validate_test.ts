@@ -231,8 +231,8 @@ Deno.test("validateManifest() checks schema_version in every file", () => {
       "segments/b.toml": SEGMENT.replace("schema_version = 1", 'schema_version = "1"'),
     }),
     [
-      "flags/a.toml: schema_version: missing required key",
-      "namespace.toml: schema_version: unsupported schema_version 2; it must be 1",
+      "flags/a.toml: schema_version: required field is missing (use schema_version = 1)",
+      "namespace.toml: schema_version: unsupported schema_version 2 (this cfgtool reads schema_version 1)",
       'segments/b.toml: schema_version: expected an integer, found the string "1"',
     ],
   );
@@ -276,9 +276,9 @@ negate = true
 
 Deno.test("validateManifest() reports missing required flag keys", () => {
   assertEquals(lint({ "flags/a.toml": "schema_version = 1\n" }), [
-    "flags/a.toml: default: missing required key",
-    "flags/a.toml: type: missing required key",
-    "flags/a.toml: variations: missing required key",
+    "flags/a.toml: default: required field is missing",
+    "flags/a.toml: type: required field is missing",
+    "flags/a.toml: variations: required table is missing",
   ]);
 });
 
@@ -315,7 +315,7 @@ rule = "x"
       "flags/a.toml: variations: expected a table, found an array",
       "flags/b.toml: environments.production.default: expected a variation name, found the boolean false",
       'flags/b.toml: environments.production.enabled: expected a boolean, found the string "yes"',
-      'flags/b.toml: environments.production.rule: expected an array of tables ([[rule]]), found the string "x"',
+      'flags/b.toml: environments.production.rule: expected an array of tables ([[environments.production.rule]]), found the string "x"',
       "namespace.toml: namespace.description: expected a string, found the integer 3",
       'namespace.toml: namespace.environments.production.public_evaluate: expected a boolean, found the string "yes"',
       "namespace.toml: namespace.environments.staging: expected a table, found the integer 1",
@@ -476,7 +476,7 @@ rollout = "on"
       "flags/a.toml: rule[1].rollout[0].weight: expected an integer from 0 to 100000, found the integer -5",
       "flags/a.toml: rule[1].rollout[1].weight: expected an integer from 0 to 100000, found the number 2.5",
       'flags/a.toml: rule[2].rollout[0].weight: expected an integer from 0 to 100000, found the string "50"',
-      "flags/a.toml: rule[2].rollout[1].weight: missing required key",
+      "flags/a.toml: rule[2].rollout[1].weight: required field is missing",
       "flags/a.toml: rule[3].rollout: a rollout needs at least one {variation, weight} entry",
       "flags/a.toml: rule[4].rollout[0].weight: expected an integer from 0 to 100000, found the integer 100001",
       'flags/a.toml: rule[5].rollout: expected an array of {variation, weight} tables, found the string "on"',
@@ -496,7 +496,7 @@ rollout = [ { variation = "on", weight = 50 }, { variation = "on", weight = 50 }
     }),
     [
       'flags/a.toml: rule[0].rollout[0].variation: unknown variation "onn" (variations: on, off)',
-      "flags/a.toml: rule[0].rollout[1].variation: missing required key",
+      "flags/a.toml: rule[0].rollout[1].variation: required field is missing",
       'flags/a.toml: rule[1].rollout[1].variation: variation "on" appears twice in the rollout',
     ],
   );
@@ -642,7 +642,7 @@ Deno.test("validateManifest() requires at least one predicate per segment", () =
       "segments/c.toml": 'schema_version = 1\npredicate = "x"\n',
     }),
     [
-      "segments/a.toml: predicate: missing required key: a segment needs at least one [[predicate]]",
+      "segments/a.toml: predicate: required field is missing (add at least one [[predicate]])",
       "segments/b.toml: predicate: a segment needs at least one predicate",
       'segments/c.toml: predicate: expected an array of tables ([[predicate]]), found the string "x"',
     ],
@@ -931,10 +931,10 @@ Deno.test("validateManifest({stored}) still refuses what cannot be compiled or e
       { stored: true },
     ).problems.map(formatProblem),
     [
-      "flags/x.toml: default: missing required key",
+      "flags/x.toml: default: required field is missing",
       "flags/x.toml: type: expected a string (one of boolean, string, number, object), " +
       "found the integer 3",
-      "flags/x.toml: variations: missing required key",
+      "flags/x.toml: variations: required table is missing",
       "segments/a.toml: predicate[0].attribute: segment reference cycle: a -> b -> a",
       "segments/c.toml: predicate[0].value: matches takes a regular expression string",
     ],

@@ -13,6 +13,7 @@
 import fc from "fast-check";
 import { assert, assertEquals } from "../assert.ts";
 import { createServer } from "../../server.ts";
+import { ManifestWorkers } from "../../lib/workers/manifest_workers.ts";
 import { createApp } from "../../lib/http/app.ts";
 import { randomTokenKey } from "../../lib/auth/hmac_key.ts";
 import { bootstrapSuperadmin } from "../../lib/auth/bootstrap.ts";
@@ -41,6 +42,7 @@ async function routeList(): Promise<{ method: string; path: string }[]> {
       guard,
       settings: DEFAULT_SETTINGS,
       shutdown: shutdown.signal,
+      workers: new ManifestWorkers(), // never started: no route is called
     });
     const seen = new Set<string>();
     const out: { method: string; path: string }[] = [];

@@ -1,15 +1,7 @@
 import { assert, assertEquals } from "../assert.ts";
-import {
-  bulkBody,
-  etagMatches,
-  ofrepContext,
-  OfrepError,
-  ofrepErrorResponse,
-  refetchVersion,
-} from "../../lib/http/ofrep.ts";
+import { bulkBody, etagMatches, ofrepContext, refetchVersion } from "../../lib/http/ofrep.ts";
 import { InvalidContextError } from "../../lib/http/context_input.ts";
-import { eventStreamUrl } from "../../lib/http/ofrep_events.ts";
-import { NotFoundError, RateLimitError, UnauthorizedError, UsageError } from "../../lib/errors.ts";
+import { OfrepError } from "../../lib/http/ofrep_errors.ts";
 import type { EvaluationResult } from "../../lib/flags/evaluate.ts";
 import { assertThrows } from "../assert.ts";
 
@@ -102,75 +94,4 @@ Deno.test("ofrepContext() maps targetingKey to targeting_key", () => {
   assertThrows(() => ofrepContext({ targetingKey: 5 }), InvalidContextError);
   const err = assertThrows(() => ofrepContext({ targetingKey: "" }), OfrepError);
   assertEquals(err.errorCode, "TARGETING_KEY_MISSING");
-});
-
-Deno.test("ofrepErrorResponse() maps every error to OFREP's status and body", async () => {
-  const logged: string[] = [];
-  const log = (_l: string, msg: string) => void logged.push(msg);
-  const cases: [unknown, string | undefined, number, Record<string, unknown> | null][] = [
-    [new UnauthorizedError("x"), "f", 401, null],
-    [new RateLimitError("x", 7), "f", 429, null],
-    [new UsageError("bad json"), "f", 400, {
-      key: "f",
-      errorCode: "PARSE_ERROR",
-      errorDetails: "bad json",
-    }],
-    [new InvalidContextError("deep"), undefined, 400, {
-      errorCode: "INVALID_CONTEXT",
-      errorDetails: "deep",
-    }],
-    [new OfrepError("FLAG_NOT_FOUND", "no f", 404), "f", 404, {
-      key: "f",
-      errorCode: "FLAG_NOT_FOUND",
-      errorDetails: "no f",
-    }],
-    [new NotFoundError("environment_not_found", "no env"), undefined, 404, {
-      errorCode: "GENERAL",
-      errorDetails: "no env",
-    }],
-    [new NotFoundError("namespace_not_found", "no ns"), "f", 404, {
-      key: "f",
-      errorCode: "FLAG_NOT_FOUND",
-      errorDetails: "no ns",
-    }],
-    [new Error("secret internals"), "f", 500, {
-      key: "f",
-      errorCode: "GENERAL",
-      errorDetails: "internal server error",
-    }],
-  ];
-  for (const [err, key, status, body] of cases) {
-    const res = ofrepErrorResponse(err, key, log, "r1");
-    assertEquals(res.status, status, String(err));
-    const text = await res.text();
-    assertEquals(text === "" ? null : JSON.parse(text), body, String(err));
-  }
-  assertEquals(
-    ofrepErrorResponse(new RateLimitError("x", 7), "f", log, "r").headers.get("retry-after"),
-    "7",
-  );
-  assertEquals(
-    ofrepErrorResponse(new UnauthorizedError("x"), "f", log, "r").headers.get("www-authenticate"),
-    "Bearer",
-  );
-  assertEquals(logged, ["OFREP request failed"]);
-});
-
-Deno.test("eventStreamUrl() uses the public URL, else the request's origin, never X-Forwarded-*", () => {
-  const req = new Request("http://10.0.0.5:8080/ofrep/v1/evaluate/flags", {
-    headers: { "x-forwarded-proto": "https", "x-forwarded-host": "flags.example.com" },
-  });
-  assertEquals(
-    eventStreamUrl(req, "svc_client_a b", "https://public.example/"),
-    "https://public.example/ofrep/v1/event-stream?token=svc_client_a%20b",
-  );
-  assertEquals(
-    eventStreamUrl(req, "t"),
-    "http://10.0.0.5:8080/ofrep/v1/event-stream?token=t",
-    "forwarding headers are forgeable: a credential-bearing URL never follows them",
-  );
-  assertEquals(
-    eventStreamUrl(new Request("http://10.0.0.5:8080/x"), "t"),
-    "http://10.0.0.5:8080/ofrep/v1/event-stream?token=t",
-  );
 });

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { assertEquals, assertThrows } from "../assert.ts";
-import { CfgtoolError, NotFoundError, UsageError } from "../../lib/errors.ts";
+import { CfgtoolError, InvalidRequestError, NotFoundError } from "../../lib/errors.ts";
 import type { AppEnv } from "../../lib/http/app.ts";
 import {
   guardPathIdentifiers,
@@ -71,12 +71,12 @@ Deno.test("shapedParam() names the query parameter of a bad shape and passes a g
   assertEquals(shapedParam("acme", "tenant", SHAPES.slug), "acme");
   const err = assertThrows(
     () => shapedParam("x".repeat(3000), "after", SHAPES.auditId),
-    UsageError,
+    InvalidRequestError,
   );
   assertEquals(err.details, { field: "after" });
   assert300(err.message);
   assertEquals(intParam("12", "limit"), 12);
-  assertEquals(assertThrows(() => intParam("9".repeat(16), "limit"), UsageError).details, {
+  assertEquals(assertThrows(() => intParam("9".repeat(16), "limit"), InvalidRequestError).details, {
     field: "limit",
   });
 });
@@ -90,12 +90,15 @@ Deno.test("userRefField() refuses a user_id over the email limit with 400 and an
   const id = "usr_01HZX3V8Q6K9Y2R5T7W4N1M0PB";
   assertEquals(userRefField({ user_id: id }), id);
   assertEquals(
-    assertThrows(() => userRefField({ user_id: `usr_${"x".repeat(300)}` }), UsageError).details,
+    assertThrows(() => userRefField({ user_id: `usr_${"x".repeat(300)}` }), InvalidRequestError)
+      .details,
     { field: "user_id", limit: 254 },
   );
   assertEquals(
     assertThrows(() => userRefField({ user_id: "bob" }), NotFoundError).code,
     "user_not_found",
   );
-  assertEquals(assertThrows(() => userRefField({}), UsageError).details, { field: "user_id" });
+  assertEquals(assertThrows(() => userRefField({}), InvalidRequestError).details, {
+    field: "user_id",
+  });
 });

@@ -1,5 +1,5 @@
 import { assertEquals, assertRejects, assertThrows } from "../assert.ts";
-import { ProblemsError, UsageError } from "../../lib/errors.ts";
+import { InvalidRequestError, ProblemsError } from "../../lib/errors.ts";
 import { createTenant, findTenant } from "../../lib/store/tenants.ts";
 import { createNamespace, findNamespace } from "../../lib/store/namespaces.ts";
 import { commitVersion, getHead } from "../../lib/store/versions.ts";
@@ -22,7 +22,7 @@ Deno.test("a tenant or namespace description over the limit is 400 naming descri
   await withKv(async (kv) => {
     const err = await assertRejects(
       () => createTenant(kv, { slug: "big", description: HUGE, created_by: "tok_1" }),
-      UsageError,
+      InvalidRequestError,
     );
     assertEquals(err.details, { field: "description", limit: MAX_DESCRIPTION_LENGTH });
     assertEquals(await findTenant(kv, "big"), null);
@@ -34,7 +34,7 @@ Deno.test("a tenant or namespace description over the limit is 400 naming descri
     await assertRejects(
       () =>
         createNamespace(kv, { tenant: "acme", slug: "web", description: HUGE, created_by: "x" }),
-      UsageError,
+      InvalidRequestError,
     );
     assertEquals(await findNamespace(kv, "acme", "web"), null);
   });
@@ -48,7 +48,7 @@ Deno.test("a push message over the limit and too many environments are refused b
     const base = { tenant: "acme", namespace: "web", files, created_by: "tok_1" };
     const err = await assertRejects(
       () => commitVersion(kv, { ...base, environments: {}, message: HUGE }),
-      UsageError,
+      InvalidRequestError,
     );
     assertEquals(err.details?.field, "message");
     const environments = Object.fromEntries(
@@ -83,26 +83,30 @@ Deno.test("a token record with a long description or too many origins is refused
   const op = { check: () => op, set: () => op } as unknown as Deno.AtomicOperation;
   insertTokenOps(op, record);
   assertEquals(
-    assertThrows(() => insertTokenOps(op, { ...record, description: HUGE }), UsageError).details
+    assertThrows(() => insertTokenOps(op, { ...record, description: HUGE }), InvalidRequestError)
+      .details
       ?.field,
     "description",
   );
   const origins = Array.from({ length: 2000 }, (_, i) => `https://h${i}.example.com`);
   assertEquals(
-    assertThrows(() => insertTokenOps(op, { ...record, allowed_origins: origins }), UsageError)
+    assertThrows(
+      () => insertTokenOps(op, { ...record, allowed_origins: origins }),
+      InvalidRequestError,
+    )
       .details?.field,
     "allowed_origins",
   );
   assertThrows(
     () => insertTokenOps(op, { ...record, allowed_origins: [`https://${"h".repeat(300)}.com`] }),
-    UsageError,
+    InvalidRequestError,
   );
 });
 
 Deno.test("a user email over 254 characters is refused, and looking one up finds nobody", async () => {
   await withKv(async (kv) => {
     const email = `${"a".repeat(3000)}@example.com`;
-    const err = await assertRejects(() => createUser(kv, { email }), UsageError);
+    const err = await assertRejects(() => createUser(kv, { email }), InvalidRequestError);
     assertEquals(err.details?.field, "email");
     assertEquals(await findUser(kv, email), null);
   });

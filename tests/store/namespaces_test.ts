@@ -1,7 +1,10 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
-import { ConflictError, NotFoundError, UnauthorizedError, UsageError } from "../../lib/errors.ts";
-import { bootstrapSuperadmin } from "../../lib/auth/bootstrap.ts";
-import { randomTokenKey } from "../../lib/auth/hmac_key.ts";
+import {
+  ConflictError,
+  InvalidRequestError,
+  NotFoundError,
+  UnauthorizedError,
+} from "../../lib/errors.ts";
 import { authenticate } from "../../lib/auth/principal.ts";
 import { createToken } from "../../lib/auth/token_service.ts";
 import { listAudit } from "../../lib/store/audit.ts";
@@ -11,25 +14,20 @@ import {
   getNamespace,
   listNamespaces,
 } from "../../lib/store/namespaces.ts";
-import { createTenant, deleteTenant, findTenant } from "../../lib/store/tenants.ts";
+import { deleteTenant, findTenant } from "../../lib/store/tenants.ts";
 import { getTokenRecord } from "../../lib/store/tokens.ts";
 import { getHead } from "../../lib/store/versions.ts";
+import { authWorld } from "../auth/world.ts";
 
 const ctx = { requestId: "req-del" };
 const actor = { id: "tok_admin", principal_type: "service" as const, request_id: "req-del" };
 
+/** Tenant acme with namespaces web and api, and a superadmin to issue tokens bound to them. */
 async function world() {
-  const kv = await Deno.openKv(":memory:");
-  const key = await randomTokenKey();
-  const deps = { kv, key };
-  const superadmin = await authenticate(
-    deps,
-    `Bearer ${(await bootstrapSuperadmin(kv, key)).secret}`,
-    ctx,
-  );
-  await createTenant(kv, { slug: "acme", created_by: "test" });
-  await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "test" });
-  await createNamespace(kv, { tenant: "acme", slug: "api", created_by: "test" });
+  const { kv, deps, superadmin } = await authWorld({
+    namespaces: ["web", "api"],
+    requestId: ctx.requestId,
+  });
   const issue = async (type: string, ns?: string) => (await createToken(deps, superadmin, {
     type,
     name: crypto.randomUUID(),
@@ -52,7 +50,7 @@ Deno.test("namespace creation makes version 0, issues no tokens, and rejects dup
     );
     await assertRejects(
       () => createNamespace(kv, { tenant: "acme", slug: "Web!", created_by: "x" }),
-      UsageError,
+      InvalidRequestError,
     );
     const err = await assertRejects(
       () => createNamespace(kv, { tenant: "nope", slug: "web", created_by: "x" }),

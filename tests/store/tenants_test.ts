@@ -1,5 +1,5 @@
 import { assertEquals, assertRejects } from "../assert.ts";
-import { ConflictError, NotFoundError, UsageError } from "../../lib/errors.ts";
+import { ConflictError, InvalidRequestError, NotFoundError } from "../../lib/errors.ts";
 import {
   addTenantAdmin,
   createTenant,
@@ -22,10 +22,13 @@ Deno.test("createTenant() stores the record and refuses a duplicate slug with 40
       ConflictError,
     );
     assertEquals([err.status, err.code], [409, "conflict"]);
-    await assertRejects(() => createTenant(kv, { slug: "-bad", created_by: "x" }), UsageError);
+    await assertRejects(
+      () => createTenant(kv, { slug: "-bad", created_by: "x" }),
+      InvalidRequestError,
+    );
     await assertRejects(
       () => createTenant(kv, { slug: "a".repeat(64), created_by: "x" }),
-      UsageError,
+      InvalidRequestError,
     );
     assertEquals((await listTenants(kv)).map((x) => x.slug), ["acme"]);
     assertEquals(

@@ -1,4 +1,4 @@
-import { assertEquals } from "../assert.ts";
+import { assert, assertEquals } from "../assert.ts";
 import { graphProblems, MAX_QUALIFIER_DEPTH } from "../../lib/workspace/graph.ts";
 import type { QualifierModel } from "../../lib/workspace/model.ts";
 
@@ -75,5 +75,42 @@ Deno.test("graphProblems() finds a cycle closing a 20,000-long qualifier chain",
   edges.q19999 = ["q19998"];
   assertEquals(messages(edges), [
     "qualifiers/q19999.toml: predicate[0].attribute: qualifier cycle: q19998 -> q19999 -> q19998",
+  ]);
+});
+
+Deno.test("graphProblems() walks a 100,000-deep qualifier chain without overflowing the stack", () => {
+  const edges = chain(100_000);
+  edges.q99999 = ["q99998"];
+  assertEquals(messages(edges), [
+    "qualifiers/q99999.toml: predicate[0].attribute: qualifier cycle: q99998 -> q99999 -> q99998",
+  ]);
+  edges.q99999 = [];
+  assertEquals(messages(edges), [
+    "qualifiers/q0.toml: predicate[0].attribute: qualifier references nest 100000 deep " +
+    "(q0 -> q1 -> q2 -> q3 -> … (99995 more) -> q99999); the limit is 32 qualifiers in a chain",
+  ]);
+});
+
+Deno.test("graphProblems() reports a cycle closing back to the start of a 100,000-long chain", () => {
+  const edges = chain(100_000);
+  edges.q99999 = ["q0"];
+  const [line, ...rest] = messages(edges);
+  assertEquals(rest, []);
+  assert(
+    line!.startsWith(
+      "qualifiers/q99999.toml: predicate[0].attribute: qualifier cycle: q0 -> q1 -> ",
+    ),
+  );
+  assert(line!.endsWith(" -> q99999 -> q0"));
+});
+
+Deno.test("graphProblems() reports one cycle per group of qualifiers that refer to each other", () => {
+  // a -> b -> a and b -> c -> b are one group: one problem, its shortest loop through a.
+  assertEquals(messages({ a: ["b"], b: ["a", "c"], c: ["b"] }), [
+    "qualifiers/b.toml: predicate[0].attribute: qualifier cycle: a -> b -> a",
+  ]);
+  // The shortest loop is named, whichever reference comes first.
+  assertEquals(messages({ a: ["b", "c"], b: ["c"], c: ["a"] }), [
+    "qualifiers/c.toml: predicate[0].attribute: qualifier cycle: a -> c -> a",
   ]);
 });

@@ -51,16 +51,16 @@ Deno.test("loadModel() reports wrong schema_version, unknown keys, missing field
     [
       `${V}: typo: unknown key "typo" (allowed: schema_version, description, type, resolve)`,
       `${V}: schema_version: unsupported schema_version 2 (this cfgtool reads schema_version 1)`,
-      `${V}: description: must be a string, not an integer`,
+      `${V}: description: expected a string, found the integer 3`,
       `${V}: type: required field is missing`,
       `${V}: resolve.extra: unknown key "extra" (allowed: default, rule)`,
       `${V}: resolve.default: required field is missing`,
-      `${V}: resolve.rule: must be an array of tables ([[resolve.rule]]), not a string`,
+      `${V}: resolve.rule: expected an array of tables ([[resolve.rule]]), found the string "x"`,
     ],
   );
   assertEquals(await lines({ [CAT]: 'schema_version = "1"\nschema = 5\n' }), [
-    `${CAT}: schema_version: must be an integer, not a string`,
-    `${CAT}: schema: must be a string, not an integer`,
+    `${CAT}: schema_version: expected an integer, found the string "1"`,
+    `${CAT}: schema: expected a string, found the integer 5`,
   ]);
   assertEquals(await lines({ "qualifiers/security-alerts.toml": "description = 'x'\n" }), [
     "qualifiers/security-alerts.toml: schema_version: required field is missing (use schema_version = 1)",

@@ -8,9 +8,8 @@
  * @module
  */
 import { base64urlnopad } from "base";
-import { UsageError } from "../errors.ts";
-import { KEY_RE } from "../flags/model.ts";
 import { compareUtf8 } from "../bytes.ts";
+import { UsageError } from "../errors.ts";
 
 /** The subscribed flags of one namespace: every flag, or a set of keys. */
 export type FlagSelection = "*" | readonly string[];
@@ -30,6 +29,9 @@ export const MAX_FLAGS_PER_NAMESPACE = 64;
 /** Namespaces allowed per connection. */
 export const MAX_NAMESPACES = 32;
 
+// A flag key as lib/flags/model.ts defines it, and a tenant or namespace slug as
+// lib/store/slug.ts does (tests/protocol/subscription_test.ts checks they agree).
+const FLAG_KEY_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 const SLUG_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -58,9 +60,9 @@ export function parseFlagList(text: string): FlagSelection {
     if (key === "*") {
       throw new UsageError(`Cannot parse flag list "${text}": * must stand alone`);
     }
-    if (!KEY_RE.test(key)) {
+    if (!FLAG_KEY_RE.test(key)) {
       throw new UsageError(
-        `Cannot parse flag list "${text}": "${key}" is not a flag key (keys match ${KEY_RE.source})`,
+        `Cannot parse flag list "${text}": "${key}" is not a flag key (keys match ${FLAG_KEY_RE.source})`,
       );
     }
     keys.add(key);

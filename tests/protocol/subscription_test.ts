@@ -6,8 +6,10 @@ import {
   parseFlagList,
   parseNamespaceParam,
   parseResumeHints,
-} from "../../lib/closure/subscription.ts";
+} from "../../lib/protocol/subscription.ts";
 import { UsageError } from "../../lib/errors.ts";
+import { KEY_RE } from "../../lib/flags/model.ts";
+import { SLUG_PATTERN } from "../../lib/store/slug.ts";
 
 Deno.test("parseFlagList() accepts * and canonicalizes keys (sorted byte-wise, no repeats)", () => {
   assertEquals(parseFlagList("*"), "*");
@@ -58,4 +60,44 @@ Deno.test("parseResumeHints() reads since lists and Last-Event-ID values", () =>
   assertEquals(parseResumeHints("", "since"), []);
   assertThrows(() => parseResumeHints("web", "since"), UsageError, "since");
   assertThrows(() => parseResumeHints("web:-1", "since"), UsageError);
+});
+
+Deno.test("flag lists accept exactly the keys a manifest accepts (lib/flags/model.ts KEY_RE)", () => {
+  const samples = [
+    "a",
+    "a-1",
+    "x.y_z",
+    "0",
+    "a".repeat(63),
+    "a".repeat(64),
+    "A",
+    "-a",
+    ".a",
+    "_a",
+    "a b",
+  ];
+  for (const key of samples) {
+    let accepted = true;
+    try {
+      parseFlagList(key);
+    } catch {
+      accepted = false;
+    }
+    assertEquals(accepted, KEY_RE.test(key), key);
+  }
+  assertThrows(() => parseFlagList("A"), UsageError, KEY_RE.source);
+});
+
+Deno.test("ns values accept exactly the slugs the store accepts (lib/store/slug.ts)", () => {
+  const samples = ["web", "w.e_b-1", "0", "w".repeat(63), "w".repeat(64), "Web", "-web", "we b"];
+  for (const slug of samples) {
+    let accepted = true;
+    try {
+      parseNamespaceParam(`${slug}:*`);
+    } catch {
+      accepted = false;
+    }
+    assertEquals(accepted, SLUG_PATTERN.test(slug), slug);
+  }
+  assertThrows(() => parseNamespaceParam("Web:*"), UsageError, SLUG_PATTERN.source);
 });
