@@ -11,9 +11,12 @@ import { exitCodeFor } from "./lib/cli/exit.ts";
  * Runs `cfgtool` with the given arguments and returns the exit status.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { runCli } from "./cli.ts";
- * const status = await runCli(["--version"]);
+ * // prints the version lines; help and version exit 0
+ * if (await runCli(["--version"]) !== 0) throw new Error("--version exits 0");
+ * // prints `error: unknown command …`; a usage mistake exits 2
+ * if (await runCli(["no-such-command"]) !== 2) throw new Error("an unknown command exits 2");
  * ```
  */
 export async function runCli(args: string[]): Promise<number> {

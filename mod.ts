@@ -126,6 +126,7 @@ export type {
 export {
   CfgtoolError,
   formatProblem,
+  InvalidRequestError,
   NotFoundError,
   type Problem,
   ProblemsError,
@@ -144,7 +145,14 @@ export {
 } from "./lib/client/flag_client.ts";
 export { ClosureState, type StateDiff } from "./lib/client/closure_state.ts";
 export { type IntegrityCheck, IntegrityError } from "./lib/protocol/integrity.ts";
-export type { ResyncReason, VersionEvent, WireFileEntry, WireOp } from "./lib/protocol/events.ts";
+export type {
+  ResyncEventData,
+  ResyncReason,
+  VersionEvent,
+  VersionEventData,
+  WireFileEntry,
+  WireOp,
+} from "./lib/protocol/events.ts";
 export type { BackoffOptions } from "./lib/client/backoff.ts";
 export type { Logger, LogLevel } from "./lib/log.ts";
 export {

@@ -105,6 +105,12 @@ export class UsageError extends CfgtoolError {
  * ```
  */
 export class InvalidRequestError extends CfgtoolError {
+  /**
+   * Creates the error for a request the server refuses (HTTP 400 `invalid_request`).
+   *
+   * @param message what was wrong with the request
+   * @param options details and cause
+   */
   constructor(
     message: string,
     options: Omit<CfgtoolErrorOptions, "status"> = {},

@@ -27,7 +27,17 @@ import type { Principal } from "./principal.ts";
  * @example
  * ```ts
  * import { readAudit } from "./audit_access.ts";
- * if (typeof readAudit !== "function") throw new Error();
+ * import { bootstrapSuperadmin } from "./bootstrap.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = { kind: "token" as const, token: { ...boot.token, digest: "" } };
+ * const page = await readAudit({ kv, key }, admin);
+ * if (page.items[0]?.type !== "token.created" || page.items[0].token_id !== boot.token.id) {
+ *   throw new Error(JSON.stringify(page.items));
+ * }
+ * kv.close();
  * ```
  */
 export async function readAudit(

@@ -65,7 +65,11 @@ export async function importTokenKey(bytes: Uint8Array): Promise<CryptoKey> {
  * @example
  * ```ts
  * import { randomTokenKey } from "./hmac_key.ts";
- * await randomTokenKey();
+ * import { hmacHex } from "./digest.ts";
+ * const [a, b] = [await randomTokenKey(), await randomTokenKey()];
+ * if (a.algorithm.name !== "HMAC") throw new Error(a.algorithm.name);
+ * // two keys sign the same token differently
+ * if (await hmacHex(a, "svc_x") === await hmacHex(b, "svc_x")) throw new Error();
  * ```
  */
 export function randomTokenKey(): Promise<CryptoKey> {

@@ -7,28 +7,12 @@
  * @module
  */
 import { InvalidRequestError } from "../errors.ts";
+import type { TokenInfo } from "../protocol/responses.ts";
 import { SLUG_PATTERN } from "../store/slug.ts";
 import { TOKEN_TYPES, type TokenRecord, type TokenType } from "../store/tokens.ts";
 
-/** The body of a token-creation request, as received. */
-export interface CreateTokenInput {
-  type: string;
-  name: string;
-  description?: string | null;
-  tenant_slug?: string | null;
-  namespace_slug?: string | null;
-  environment_slug?: string | null;
-  allowed_origins?: string[];
-  scopes?: string[];
-  expires_at?: string | null;
-}
-
-/**
- * A validated, normalised token specification: the fields of a
- * {@linkcode TokenRecord} a caller chooses.
- */
-export type TokenSpec = Pick<
-  TokenRecord,
+/** The fields of a token its creator chooses. */
+export type ChosenTokenField =
   | "type"
   | "name"
   | "description"
@@ -37,8 +21,20 @@ export type TokenSpec = Pick<
   | "environment_slug"
   | "allowed_origins"
   | "scopes"
-  | "expires_at"
->;
+  | "expires_at";
+
+/**
+ * The body of a token-creation request, as received: the chosen fields as
+ * the wire carries a token ({@linkcode TokenInfo}, optional and nullable),
+ * with `type` still an unchecked string.
+ */
+export type CreateTokenInput = Omit<Pick<TokenInfo, ChosenTokenField>, "type"> & { type: string };
+
+/**
+ * A validated, normalised token specification: the fields of a
+ * {@linkcode TokenRecord} a caller chooses.
+ */
+export type TokenSpec = Pick<TokenRecord, ChosenTokenField>;
 
 /** Longest accepted token name. */
 export const MAX_TOKEN_NAME_LENGTH = 100;

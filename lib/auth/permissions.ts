@@ -381,7 +381,20 @@ export async function authorizeIssue(
  * @example
  * ```ts
  * import { authorizeTokenAction } from "./permissions.ts";
- * if (typeof authorizeTokenAction !== "function") throw new Error();
+ * import type { TokenRecord } from "../store/tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const admin = { id: "tok_a", type: "superadmin", tenant_slug: null } as TokenRecord;
+ * const reader = {
+ *   id: "tok_r", type: "namespace-read", tenant_slug: "acme", namespace_slug: "web",
+ * } as TokenRecord;
+ * // a superadmin acts on every token; a namespace token reads itself
+ * await authorizeTokenAction(kv, { kind: "token", token: admin }, "token.revoke", reader);
+ * await authorizeTokenAction(kv, { kind: "token", token: reader }, "token.read", reader);
+ * let code = "";
+ * try { await authorizeTokenAction(kv, { kind: "token", token: reader }, "token.read", admin); }
+ * catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "forbidden") throw new Error(code);
+ * kv.close();
  * ```
  */
 export async function authorizeTokenAction(

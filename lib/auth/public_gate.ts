@@ -21,7 +21,17 @@ import { getHead } from "../store/versions.ts";
  * @example
  * ```ts
  * import { assertPublicEvaluate } from "./public_gate.ts";
- * if (typeof assertPublicEvaluate !== "function") throw new Error();
+ * import type { TokenRecord } from "../store/tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const client = {
+ *   id: "tok_1", type: "namespace-client",
+ *   tenant_slug: "acme", namespace_slug: "web", environment_slug: "production",
+ * } as TokenRecord;
+ * // acme/web has no manifest declaring production public here: 403
+ * let code = "";
+ * try { await assertPublicEvaluate(kv, client); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "forbidden") throw new Error(code);
+ * kv.close();
  * ```
  */
 export async function assertPublicEvaluate(

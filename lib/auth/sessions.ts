@@ -128,9 +128,17 @@ export async function findSession(
  *
  * @example
  * ```ts
- * import { deleteSession } from "./sessions.ts";
+ * import { createSession, deleteSession, findSession } from "./sessions.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * import { createUser } from "../store/users.ts";
  * const kv = await Deno.openKv(":memory:");
- * await deleteSession(kv, "ssn_x");
+ * const key = await randomTokenKey();
+ * const user = await createUser(kv, { email: "a@b.c" });
+ * const { session, secret } = await createSession(kv, key, { user: user.id });
+ * if ((await findSession(kv, key, secret, new Date()))?.id !== session.id) throw new Error();
+ * await deleteSession(kv, session.id);
+ * if (await findSession(kv, key, secret, new Date()) !== null) throw new Error("still live");
+ * await deleteSession(kv, session.id); // ending it again changes nothing
  * kv.close();
  * ```
  */

@@ -144,7 +144,17 @@ function issued(m: Minted): IssuedToken {
  * @example
  * ```ts
  * import { getToken } from "./token_service.ts";
- * if (typeof getToken !== "function") throw new Error();
+ * import { bootstrapSuperadmin } from "./bootstrap.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = { kind: "token" as const, token: { ...boot.token, digest: "" } };
+ * const shown = await getToken({ kv, key }, admin, boot.token.id);
+ * if (shown.name !== "bootstrap-1" || shown.status !== "active" || "digest" in shown) {
+ *   throw new Error();
+ * }
+ * kv.close();
  * ```
  */
 export async function getToken(
@@ -176,8 +186,18 @@ export type ListTokensQuery = Omit<TokenQuery, "visible">;
  *
  * @example
  * ```ts
- * import { listTokens } from "./token_service.ts";
- * if (typeof listTokens !== "function") throw new Error();
+ * import { createToken, listTokens } from "./token_service.ts";
+ * import { bootstrapSuperadmin } from "./bootstrap.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = { kind: "token" as const, token: { ...boot.token, digest: "" } };
+ * await createToken({ kv, key }, admin, { type: "superadmin", name: "ops" }, { requestId: "r1" });
+ * const page = await listTokens({ kv, key }, admin);
+ * const names = page.items.map((t) => t.name).join(",");
+ * if (names !== "ops,bootstrap-1" || page.next !== null) throw new Error(names);
+ * kv.close();
  * ```
  */
 export async function listTokens(
@@ -250,7 +270,18 @@ export async function listTokens(
  * @example
  * ```ts
  * import { rotateToken } from "./token_service.ts";
- * if (typeof rotateToken !== "function") throw new Error();
+ * import { bootstrapSuperadmin } from "./bootstrap.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = { kind: "token" as const, token: { ...boot.token, digest: "" } };
+ * const next = await rotateToken({ kv, key }, admin, boot.token.id, {}, { requestId: "r1" });
+ * if (next.token.name !== "bootstrap-1" || next.token.id === boot.token.id) throw new Error();
+ * if (next.token.rotated_from_token_id !== boot.token.id || next.secret === boot.secret) {
+ *   throw new Error();
+ * }
+ * kv.close();
  * ```
  */
 export async function rotateToken(
@@ -329,7 +360,15 @@ function inheritedExpiry(old: TokenRecord, now: Date): string | null {
  * @example
  * ```ts
  * import { revokeToken } from "./token_service.ts";
- * if (typeof revokeToken !== "function") throw new Error();
+ * import { bootstrapSuperadmin } from "./bootstrap.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = { kind: "token" as const, token: { ...boot.token, digest: "" } };
+ * const gone = await revokeToken({ kv, key }, admin, boot.token.id, { requestId: "r1" });
+ * if (gone.status !== "revoked" || gone.revoked_by !== boot.token.id) throw new Error();
+ * kv.close();
  * ```
  */
 export async function revokeToken(

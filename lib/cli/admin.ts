@@ -11,7 +11,7 @@
  * @module
  */
 import type { Command } from "commander";
-import { UsageError } from "../errors.ts";
+import { InvalidRequestError, UsageError } from "../errors.ts";
 import { DEFAULT_KV_PATH, openKv } from "../store/kv.ts";
 import { confirmDeletion } from "./confirm.ts";
 import { parseDuration } from "./duration.ts";
@@ -151,7 +151,7 @@ export function registerAdminCommands(program: Command): void {
       const { createUser } = await import("../store/users.ts");
       const kv = await openKv(kvSpec(opts.kv));
       try {
-        const u = await createUser(kv, { email: opts.email });
+        const u = await asUsage(() => createUser(kv, { email: opts.email }));
         if (opts.json) return console.log(JSON.stringify(u, null, 2));
         console.log(`created user ${u.email}`);
         console.log(u.id);
@@ -352,7 +352,7 @@ async function withKv(
   }
   const kv = await openKv(spec);
   try {
-    await fn(kv);
+    await asUsage(() => fn(kv));
   } finally {
     kv.close();
   }
@@ -384,8 +384,26 @@ async function withStore(
       keyFile === undefined ? { kv: spec } : { kv: spec, keyFile },
     );
     if (loaded.created) console.error(`created token key file ${loaded.path}`);
-    await fn(kv, loaded.key);
+    await asUsage(() => fn(kv, loaded.key));
   } finally {
     kv.close();
+  }
+}
+
+/**
+ * Runs store code on values taken from the command line: a value it refuses
+ * (an email that is not one, a token name too long) is a usage mistake, so
+ * its {@linkcode InvalidRequestError} becomes a {@linkcode UsageError} (exit
+ * 2, as for a bad flag), unlike a 400 from a server (exit 1).
+ */
+async function asUsage<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof InvalidRequestError)) throw err;
+    throw new UsageError(
+      err.message,
+      err.details === undefined ? { cause: err } : { details: err.details, cause: err },
+    );
   }
 }

@@ -1,7 +1,9 @@
 /**
  * The one place where errors become exit statuses and stderr lines: 0
- * success; 1 lint problems, unresolvable variable or a failed operation; 2
- * usage errors (bad flags, missing workspace). Unknown errors print one line
+ * success; 1 lint problems, unresolvable variable or a failed operation
+ * (a request the server refused, a 400 `invalid_request` included); 2 usage
+ * errors (bad flags, missing workspace: the command line's own mistakes,
+ * found before anything is sent). Unknown errors print one line
  * (never a stack trace unless `CFGTOOL_DEBUG=1`) and exit 1. A rejected
  * credential or an unreachable server is followed by what to check
  * (lib/cli/error_hints.ts).
@@ -12,9 +14,12 @@ import { CommanderError } from "commander-core";
 import { CfgtoolError, formatProblem, ProblemsError, UsageError } from "../errors.ts";
 import { hintsFor } from "./error_hints.ts";
 
-/** Error codes that are the caller's mistake rather than a failure: exit 2. */
+/**
+ * Error codes that are the caller's mistake rather than a failure: exit 2.
+ * Not `invalid_request`: a 400 from the server is a failed operation (exit
+ * 1); a mistake on the command line is a {@linkcode UsageError}.
+ */
 const USAGE_CODES = new Set([
-  "invalid_request",
   "workspace_not_found",
   "usage",
   "kv_access_token_missing",

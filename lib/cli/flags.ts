@@ -184,7 +184,7 @@ export async function evalFlagsDir(dir: string, opts: EvalOptions): Promise<Eval
     import("../flags/validate.ts"),
     import("../flags/evaluate.ts"),
     import("../workspace/context_args.ts"),
-    import("../text/suggest.ts"),
+    import("../suggest.ts"),
   ]);
   if ((opts.flag === undefined) === (opts.all !== true)) {
     throw new UsageError("give exactly one of --flag <key> and --all");

@@ -1,23 +1,22 @@
 /**
  * `cfgtool namespace …`: namespaces of a tenant on a remote service (create,
  * list, show, delete), their human admins, their manifest versions and
- * rollback.
+ * rollback. `create`, `show`, `delete` and `admin` are built as for tenants
+ * (lib/cli/scope_commands.ts).
  *
  * @module
  */
 import type { Command } from "commander";
-import { confirmDeletion } from "./confirm.ts";
-import { namespaceDeletionDetails, revokedSuffix } from "./deletion_details.ts";
+import { pageQuery, printList, printPage, withPageOptions } from "./listing.ts";
 import { headVersion } from "./namespace_head.ts";
 import {
   cell,
   openClient,
   parseWholeNumber,
-  printFields,
   printJson,
-  printTable,
   withRemoteOptions,
 } from "./remote_options.ts";
+import * as scoped from "./scope_commands.ts";
 
 const EXAMPLES = "\nExamples:\n" +
   '  cfgtool namespace create checkout --tenant acme --description "Checkout service"\n' +
@@ -46,26 +45,12 @@ export function registerNamespaceCommands(program: Command): void {
     .description("Manage the flag namespaces of a tenant on a cfgtool service.")
     .addHelpText("after", EXAMPLES);
 
-  withRemoteOptions(
-    ns.command("create")
-      .description("Create a namespace (manifest version 0, empty; no tokens are issued).")
-      .argument("<slug>", "namespace slug ([a-z0-9][a-z0-9._-]*)"),
-  )
-    .requiredOption("--tenant <slug>", "the owning tenant")
-    .option("--description <text>", "a note shown in listings")
-    .option("--json", "print the namespace as JSON")
-    .addHelpText(
-      "after",
-      '\nExamples:\n  cfgtool namespace create checkout --tenant acme --description "Checkout"\n',
-    )
-    .action(async (slug, opts) => {
-      const created = await (await openClient(opts)).createNamespace(opts.tenant, {
-        slug,
-        ...(opts.description === undefined ? {} : { description: opts.description }),
-      });
-      if (opts.json) printJson(created);
-      else console.log(`created namespace ${opts.tenant}/${created.slug ?? slug}`);
-    });
+  scoped.registerCreateCommand(
+    ns,
+    "namespace",
+    "Create a namespace (manifest version 0, empty; no tokens are issued).",
+    'cfgtool namespace create checkout --tenant acme --description "Checkout"',
+  );
 
   withRemoteOptions(ns.command("list").description("List the namespaces of a tenant."))
     .requiredOption("--tenant <slug>", "the tenant")
@@ -73,91 +58,52 @@ export function registerNamespaceCommands(program: Command): void {
     .addHelpText("after", "\nExamples:\n  cfgtool namespace list --tenant acme\n")
     .action(async (opts) => {
       const list = await (await openClient(opts)).listNamespaces(opts.tenant);
-      if (opts.json) return printJson(list);
-      printTable(
+      printList(
+        list,
+        opts.json === true,
         ["SLUG", "VERSION", "DESCRIPTION", "CREATED"],
-        list.map((n) => [n.slug, cell(headVersion(n)), cell(n.description), cell(n.created_at)]),
+        (n) => [n.slug, cell(headVersion(n)), cell(n.description), cell(n.created_at)],
       );
     });
 
-  withRemoteOptions(
-    ns.command("show").description("Show one namespace.").argument("<slug>", "namespace slug"),
-  )
-    .requiredOption("--tenant <slug>", "the tenant")
-    .option("--json", "print the namespace as JSON")
-    .addHelpText("after", "\nExamples:\n  cfgtool namespace show checkout --tenant acme\n")
-    .action(async (slug, opts) => {
-      const n = await (await openClient(opts)).getNamespace(opts.tenant, slug);
-      if (opts.json) printJson(n);
-      else printFields(Object.entries(n).filter(([k]) => k !== "request_id"));
-    });
+  scoped.registerShowCommand(ns, "namespace");
+  scoped.registerDeleteCommand(
+    ns,
+    "namespace",
+    "Delete a namespace with all its manifest versions and admins; every token bound to it " +
+      "is revoked. Asks you to type the slug on a terminal; elsewhere pass --yes.",
+  );
 
-  withRemoteOptions(
-    ns.command("delete")
-      .description(
-        "Delete a namespace with all its manifest versions and admins; every token bound to it " +
-          "is revoked. Asks you to type the slug on a terminal; elsewhere pass --yes.",
-      )
-      .argument("<slug>", "namespace slug"),
-  )
-    .requiredOption("--tenant <slug>", "the tenant")
-    .option("--yes", "delete without asking (required when stdin is not a terminal)")
-    .option("--json", "print the service's answer as JSON")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  cfgtool namespace delete checkout --tenant acme\n" +
-        "  cfgtool namespace delete checkout --tenant acme --yes\n",
+  withPageOptions(
+    withRemoteOptions(
+      ns.command("versions").description(
+        "List the manifest versions of a namespace, newest first.",
+      ),
     )
-    .action(async (slug, opts) => {
-      const client = await openClient(opts);
-      await confirmDeletion({
-        yes: opts.yes,
-        summary: `namespace delete removes ${opts.tenant}/${slug} with all its manifest ` +
-          "versions and revokes every token bound to it",
-        answer: slug,
-        details: () => namespaceDeletionDetails(client, opts.tenant, slug),
-      });
-      const res = await client.deleteNamespace(opts.tenant, slug);
-      if (opts.json) printJson(res);
-      else console.log(`deleted namespace ${opts.tenant}/${slug}${revokedSuffix(res)}`);
-    });
-
-  withRemoteOptions(
-    ns.command("versions").description("List the manifest versions of a namespace, newest first."),
+      .requiredOption("--tenant <slug>", "the tenant")
+      .requiredOption("--namespace <slug>", "the namespace"),
   )
-    .requiredOption("--tenant <slug>", "the tenant")
-    .requiredOption("--namespace <slug>", "the namespace")
-    .option("--limit <n>", "page size")
-    .option("--after <cursor>", "continue after this cursor (printed at the end of a page)")
-    .option("--json", "print {items, next} as JSON")
     .addHelpText(
       "after",
       "\nExamples:\n  cfgtool namespace versions --tenant acme --namespace checkout\n" +
         "  cfgtool namespace versions --tenant acme --namespace checkout --limit 5 --json\n",
     )
     .action(async (opts) => {
-      const limit = opts.limit === undefined ? undefined : parseWholeNumber(
-        opts.limit,
-        "--limit",
-        1,
-      );
-      const page = await (await openClient(opts)).listVersions(opts.tenant, opts.namespace, {
-        ...(limit === undefined ? {} : { limit }),
-        ...(opts.after === undefined ? {} : { after: opts.after }),
-      });
-      if (opts.json) return printJson(page);
-      printTable(
+      const query = pageQuery(opts);
+      const page = await (await openClient(opts)).listVersions(opts.tenant, opts.namespace, query);
+      printPage(
+        page,
+        opts.json === true,
         ["VERSION", "CLOSURE HASH", "CREATED", "BY", "FILES", "MESSAGE"],
-        page.items.map((v) => [
+        (v) => [
           String(v.version),
           v.closure_hash,
           cell(v.created_at),
           cell(v.created_by),
           cell(v.file_count),
           cell(v.message),
-        ]),
+        ],
       );
-      if (page.next !== null) console.error(`(more: --after ${page.next})`);
     });
 
   withRemoteOptions(
@@ -189,62 +135,5 @@ export function registerNamespaceCommands(program: Command): void {
       );
     });
 
-  const admin = ns.command("admin")
-    .description("Manage the human admins of a namespace.")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  cfgtool namespace admin add usr_01J0… --tenant acme --namespace checkout\n" +
-        "  cfgtool namespace admin list --tenant acme --namespace checkout\n" +
-        "  cfgtool namespace admin remove usr_01J0… --tenant acme --namespace checkout\n",
-    );
-  withRemoteOptions(admin.command("list").description("List the admins of a namespace."))
-    .requiredOption("--tenant <slug>", "the tenant")
-    .requiredOption("--namespace <slug>", "the namespace")
-    .option("--json", "print a JSON array")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  cfgtool namespace admin list --tenant acme --namespace checkout\n",
-    )
-    .action(async (opts) => {
-      const admins = await (await openClient(opts)).listNamespaceAdmins(
-        opts.tenant,
-        opts.namespace,
-      );
-      if (opts.json) return printJson(admins);
-      printTable(
-        ["USER", "ADDED BY", "ADDED"],
-        admins.map((a) => [cell(a.user_id), cell(a.added_by), cell(a.added_at ?? a.created_at)]),
-      );
-    });
-  for (const verb of ["add", "remove"] as const) {
-    withRemoteOptions(
-      admin.command(verb)
-        .description(
-          verb === "add" ? "Make a user a namespace admin." : "Remove a namespace admin.",
-        )
-        .argument("<user>", "user id (usr_…) or email"),
-    )
-      .requiredOption("--tenant <slug>", "the tenant")
-      .requiredOption("--namespace <slug>", "the namespace")
-      .option("--json", "print the service's answer as JSON")
-      .addHelpText(
-        "after",
-        `\nExamples:\n  cfgtool namespace admin ${verb} usr_01J0… --tenant acme --namespace checkout\n`,
-      )
-      .action(async (userId, opts) => {
-        const client = await openClient(opts);
-        const res = verb === "add"
-          ? await client.addNamespaceAdmin(opts.tenant, opts.namespace, userId)
-          : await client.removeNamespaceAdmin(opts.tenant, opts.namespace, userId);
-        if (opts.json) printJson(res);
-        else {
-          const where = `namespace ${opts.tenant}/${opts.namespace}`;
-          console.log(
-            verb === "add"
-              ? `${userId} is now an admin of ${where}`
-              : `${userId} is no longer an admin of ${where}`,
-          );
-        }
-      });
-  }
+  scoped.registerAdminCommands(ns, "namespace");
 }

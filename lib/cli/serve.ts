@@ -117,7 +117,7 @@ export function registerServeCommand(program: Command): void {
         settings[key] = Number(value);
       }
       // lazy: the whole service (hono, store, auth, flags, closures) loads only for serve
-      const { serve } = await import("../../server.ts");
+      const { serve } = await import("../server/serve.ts");
       const ac = new AbortController();
       const onInt = () => ac.abort("SIGINT");
       const onTerm = () => ac.abort("SIGTERM");

@@ -13,15 +13,8 @@ import type { IssuedToken, TokenInfo } from "../client/api.ts";
 import { TOKEN_TYPES, type TokenType } from "../store/tokens.ts";
 import { UsageError } from "../errors.ts";
 import { parseDuration, parseTimestamp } from "./duration.ts";
-import {
-  cell,
-  openClient,
-  parseWholeNumber,
-  printFields,
-  printJson,
-  printTable,
-  withRemoteOptions,
-} from "./remote_options.ts";
+import { pageQuery, printPage, withPageOptions } from "./listing.ts";
+import { cell, openClient, printFields, printJson, withRemoteOptions } from "./remote_options.ts";
 
 /**
  * Largest lifetime, in days, before `token create` / `token rotate` warn.
@@ -168,39 +161,39 @@ export function registerTokenCommands(program: Command): void {
       printIssued(issued, opts.json === true);
     });
 
-  withRemoteOptions(token.command("list").description("List service tokens (never secrets)."))
-    .option("--tenant <slug>", "only tokens bound to this tenant")
-    .option("--namespace <slug>", "only tokens bound to this namespace (needs --tenant)")
-    .addOption(new Option("--type <type>", "only this type").choices(TOKEN_TYPES))
-    .addOption(
-      new Option("--status <status>", "only this status (default active)").choices(
-        ["active", "revoked", "expired"] as const,
+  withPageOptions(
+    withRemoteOptions(token.command("list").description("List service tokens (never secrets)."))
+      .option("--tenant <slug>", "only tokens bound to this tenant")
+      .option("--namespace <slug>", "only tokens bound to this namespace (needs --tenant)")
+      .addOption(new Option("--type <type>", "only this type").choices(TOKEN_TYPES))
+      .addOption(
+        new Option("--status <status>", "only this status (default active)").choices(
+          ["active", "revoked", "expired"] as const,
+        ),
       ),
-    )
-    .option("--limit <n>", "page size")
-    .option("--after <cursor>", "continue after this cursor (printed at the end of a page)")
-    .option("--json", "print {items, next} as JSON")
+  )
     .addHelpText(
       "after",
       "\nExamples:\n  cfgtool token list --tenant acme\n" +
         "  cfgtool token list --tenant acme --namespace checkout --status revoked --json\n",
     )
     .action(async (opts) => {
-      const limit = opts.limit === undefined
-        ? undefined
-        : parseWholeNumber(opts.limit, "--limit", 1);
+      if (opts.namespace !== undefined && opts.tenant === undefined) {
+        throw new UsageError("--namespace needs --tenant: a namespace is named within its tenant");
+      }
+      const paging = pageQuery(opts);
       const page = await (await openClient(opts)).listTokens({
         ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }),
         ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
         ...(opts.type === undefined ? {} : { type: opts.type }),
         ...(opts.status === undefined ? {} : { status: opts.status }),
-        ...(limit === undefined ? {} : { limit }),
-        ...(opts.after === undefined ? {} : { after: opts.after }),
+        ...paging,
       });
-      if (opts.json) return printJson(page);
-      printTable(
+      printPage(
+        page,
+        opts.json === true,
         ["ID", "TYPE", "NAME", "BINDING", "PREFIX", "STATUS", "EXPIRES", "LAST USED"],
-        page.items.map((t) => [
+        (t) => [
           t.id,
           t.type,
           t.name,
@@ -209,9 +202,8 @@ export function registerTokenCommands(program: Command): void {
           t.status,
           cell(t.expires_at),
           cell(t.last_used_at),
-        ]),
+        ],
       );
-      if (page.next !== null) console.error(`(more: --after ${page.next})`);
     });
 
   withRemoteOptions(

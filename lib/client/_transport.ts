@@ -13,17 +13,17 @@ import {
   CfgtoolError,
   ConflictError,
   ForbiddenError,
+  InvalidRequestError,
   NotFoundError,
   PreconditionFailedError,
   ProblemsError,
   RateLimitError,
   UnauthorizedError,
-  UsageError,
 } from "../errors.ts";
 import { ERROR_CODES, genericCodeOf } from "../protocol/error_codes.ts";
+import { describeNetworkFailure } from "../network_errors.ts";
 import { parseErrorEnvelope } from "../protocol/error_envelope.ts";
 import { unauthorizedError } from "./_credential.ts";
-import { describeNetworkFailure } from "./_network_error.ts";
 import { readJson, toProblem } from "./_response.ts";
 
 /** What a request sends besides its method and path. */
@@ -168,7 +168,7 @@ async function errorFrom(res: Response, method: string, path: string): Promise<C
   } else if (is("precondition_failed")) {
     err = new PreconditionFailedError(message, opts);
   } else if (is("invalid_request")) {
-    err = new UsageError(message, opts);
+    err = new InvalidRequestError(message, opts);
   } else if (status === 404) {
     err = new NotFoundError(code, message, opts);
   } else if (status === 429) {

@@ -48,25 +48,9 @@ import {
 } from "./_response.ts";
 import { p, recordedRequestId, type RequestOptions, Transport } from "./_transport.ts";
 
-export type {
-  AuditEntryInfo,
-  AuditQuery,
-  CreateNamespaceInput,
-  CreateTenantInput,
-  CreateTokenInput,
-  IssuedToken,
-  LintResult,
-  ManifestJson,
-  NamespaceInfo,
-  Page,
-  PutResult,
-  RollbackInput,
-  RotateTokenInput,
-  TenantInfo,
-  TokenInfo,
-  TokenQuery,
-  VersionInfo,
-};
+// The bodies the client sends and reads are the wire types of lib/protocol/.
+export type * from "../protocol/requests.ts";
+export type * from "../protocol/responses.ts";
 
 /** Options of {@linkcode ServiceClient}. */
 export interface ServiceClientOptions {

@@ -30,8 +30,8 @@ import { mkdir, readdir, rename, rm, symlink, writeFile } from "node:fs/promises
 import { dirname, join } from "node:path";
 import { CfgtoolError } from "../errors.ts";
 import type { LogLevel } from "../log.ts";
+import { describeNetworkFailure } from "../network_errors.ts";
 import { unauthorizedError } from "./_credential.ts";
-import { describeNetworkFailure } from "./_network_error.ts";
 import type { ClosureState } from "./closure_state.ts";
 import {
   type ChangeEvent,

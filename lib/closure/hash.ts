@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { compareBytes, compareUtf8, sha256All, sha256Hex } from "../bytes.ts";
+import { compareBytes, compareUtf8, sha256All, sha256Hex, toHex } from "../bytes.ts";
 
 /** A set of files: path (relative, `/`-separated) to exact content bytes. */
 export type FileSet = ReadonlyMap<string, Uint8Array>;
@@ -79,4 +79,31 @@ export async function closureHashOfDigests(
     off += 32;
   }
   return `sha256:${await sha256Hex(buf)}`;
+}
+
+/**
+ * A file set's closure hash and each file's content id (the SHA-256 hex of
+ * its bytes), every file hashed once: what `commitVersion` stores a version
+ * under.
+ *
+ * @param files path → content bytes
+ * @returns the closure hash and path → content id
+ *
+ * @example
+ * ```ts
+ * import { closureHash, hashFileSet } from "./hash.ts";
+ * const files = new Map([["a.toml", new TextEncoder().encode("A")]]);
+ * const { closureHash: hash, blobIds } = await hashFileSet(files);
+ * if (hash !== await closureHash(files) || blobIds.get("a.toml")?.length !== 64) throw new Error();
+ * ```
+ */
+export async function hashFileSet(
+  files: ReadonlyMap<string, Uint8Array>,
+): Promise<{ closureHash: string; blobIds: Map<string, string> }> {
+  const list = await sha256All([...files.values()]);
+  const paths = [...files.keys()];
+  return {
+    closureHash: await closureHashOfDigests(paths.map((p, i) => [p, list[i]!])),
+    blobIds: new Map(paths.map((p, i) => [p, toHex(list[i]!)])),
+  };
 }

@@ -129,28 +129,3 @@ export function memoKey(
 ): string {
   return `${tenant}\u0000${namespace}\u0000${version}\u0000${tree}\u0000${subscription}`;
 }
-
-const memos = new WeakMap<Deno.Kv, ClosureMemo>();
-
-/**
- * The process's memo for one opened KV (one installation).
- *
- * @param kv the store
- * @returns its memo
- *
- * @example
- * ```ts
- * import { memoFor } from "./memo.ts";
- * const kv = await Deno.openKv(":memory:");
- * if (memoFor(kv) !== memoFor(kv)) throw new Error();
- * kv.close();
- * ```
- */
-export function memoFor(kv: Deno.Kv): ClosureMemo {
-  let m = memos.get(kv);
-  if (m === undefined) {
-    m = new ClosureMemo();
-    memos.set(kv, m);
-  }
-  return m;
-}

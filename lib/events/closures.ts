@@ -10,8 +10,8 @@ import type { ManifestWorkers } from "../workers/manifest_workers.ts";
 import { loadFiles } from "../workers/manifest_work.ts";
 import { ProblemsError } from "../errors.ts";
 import { closureHash, type FileSet } from "../closure/hash.ts";
-import { type MemoEntry, memoFor, memoKey } from "../closure/memo.ts";
-import { selectClosure } from "../closure/select.ts";
+import { type ClosureMemo, type MemoEntry, memoKey } from "../closure/memo.ts";
+import { selectClosure } from "../flags/select.ts";
 import { canonicalFlagList, type FlagSelection } from "../protocol/subscription.ts";
 import type { Manifest } from "../flags/model.ts";
 import { versionKey } from "../store/keys.ts";
@@ -129,7 +129,7 @@ export function tarSize(files: FileSet): number {
 /**
  * The archive of a closure, generated once per process and memoized.
  *
- * @param kv the store (selects the memo)
+ * @param memo the process's closure memo
  * @param tenant tenant slug
  * @param namespace namespace slug
  * @param meta the version's metadata
@@ -142,11 +142,11 @@ export function tarSize(files: FileSet): number {
  *
  * @example
  * ```ts ignore
- * const entry = await closureArchive(kv, "acme", "web", meta, "*", closure);
+ * const entry = await closureArchive(runtime.closures, "acme", "web", meta, "*", closure, load);
  * ```
  */
 export function closureArchive(
-  kv: Deno.Kv,
+  memo: ClosureMemo,
   tenant: string,
   namespace: string,
   meta: VersionMeta,
@@ -156,7 +156,6 @@ export function closureArchive(
   workers?: ManifestWorkers,
 ): Promise<MemoEntry | null> {
   const key = memoKey(tenant, namespace, meta.version, meta.tree, canonicalFlagList(flags));
-  const memo = memoFor(kv);
   const hit = memo.get(key);
   if (hit !== undefined) return Promise.resolve(hit);
   return memo.getOrCreate(key, async () => {

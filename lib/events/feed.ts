@@ -15,6 +15,7 @@
  * @module
  */
 import type { ManifestWorkers } from "../workers/manifest_workers.ts";
+import type { ClosureMemo } from "../closure/memo.ts";
 import { chooseDelivery, computeDelta, countDelta, type DeliveryLimits } from "../closure/delta.ts";
 import { signClosureToken } from "../closure/signed_token.ts";
 import {
@@ -54,6 +55,8 @@ export interface FeedDeps {
   log: Logger;
   /** The process's manifest workers (large versions load and archive there). */
   workers?: ManifestWorkers;
+  /** The process's closure memo. */
+  closures: ClosureMemo;
   now: () => Date;
 }
 
@@ -368,7 +371,7 @@ export class NamespaceFeed {
   /** Warms the archive memo so the members' downloads are served from memory. */
   #warm(group: Group, base: Base): void {
     closureArchive(
-      this.#deps.kv,
+      this.#deps.closures,
       this.tenant,
       this.slug,
       base.loaded.meta,

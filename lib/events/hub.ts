@@ -9,6 +9,7 @@
  * @module
  */
 import type { ManifestWorkers } from "../workers/manifest_workers.ts";
+import type { ClosureMemo } from "../closure/memo.ts";
 import type { FlagSelection } from "../protocol/subscription.ts";
 import { encodeSubscription } from "../protocol/subscription.ts";
 import type { Logger } from "../log.ts";
@@ -28,6 +29,8 @@ export interface HubDeps {
   log: Logger;
   /** The process's manifest workers (large versions load and archive there). */
   workers?: ManifestWorkers;
+  /** The process's closure memo (archives the streams' snapshots point at). */
+  closures: ClosureMemo;
   /** Aborting it ends every stream. */
   shutdown: AbortSignal;
   /** Clock. */
@@ -73,7 +76,11 @@ export interface HubStats {
  * const kv = await Deno.openKv(":memory:");
  * const heads = new HeadWatcher(kv);
  * const ac = new AbortController();
- * const hub = new EventHub({ kv, key: await randomTokenKey(), heads, settings: DEFAULT_SETTINGS, log: () => {}, shutdown: ac.signal });
+ * import { ClosureMemo } from "../closure/memo.ts";
+ * const hub = new EventHub({
+ *   kv, key: await randomTokenKey(), heads, settings: DEFAULT_SETTINGS, log: () => {},
+ *   closures: new ClosureMemo(), shutdown: ac.signal,
+ * });
  * if (hub.stats.connections !== 0) throw new Error();
  * ac.abort();
  * heads.close();
@@ -181,6 +188,7 @@ export class EventHub {
           limits: this.#deps.settings,
           log: this.#deps.log,
           ...(this.#deps.workers ? { workers: this.#deps.workers } : {}),
+          closures: this.#deps.closures,
           now: () => this.#now(),
         },
         tenant,

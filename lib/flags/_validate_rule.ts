@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { didYouMean } from "../text/suggest.ts";
+import { didYouMean } from "../suggest.ts";
 import type { TomlTable } from "../toml.ts";
 import { describe, isTable, keyPath } from "../toml_fields.ts";
 import type { FileChecker } from "./_validate_common.ts";

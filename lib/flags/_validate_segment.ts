@@ -7,7 +7,7 @@
 import { refName, validatePredicate } from "../conditions.ts";
 import type { Predicate } from "../conditions.ts";
 import type { TomlTable } from "../toml.ts";
-import { didYouMean } from "../text/suggest.ts";
+import { didYouMean } from "../suggest.ts";
 import { describe, keyPath } from "../toml_fields.ts";
 import type { FileChecker } from "./_validate_common.ts";
 import { SCHEMA_VERSION, type Segment } from "./model.ts";

@@ -42,7 +42,7 @@ export function murmur3(input: string | Uint8Array, seed = 0): number {
   const blocks = n & ~3;
   let i = 0;
   for (; i < blocks; i += 4) {
-    h = mixBlock(
+    h = murmur3MixBlock(
       h,
       input[i]! | (input[i + 1]! << 8) | (input[i + 2]! << 16) | (input[i + 3]! << 24),
     );
@@ -59,7 +59,7 @@ export function murmur3(input: string | Uint8Array, seed = 0): number {
       k ^= input[i]!;
       h ^= mixK(k);
   }
-  return fmix(h, n);
+  return murmur3Finalize(h, n);
 }
 
 /**
@@ -125,7 +125,7 @@ export function murmur3Finish(state: Readonly<Murmur3State>, rest: string): numb
   absorb(st, rest);
   let h = st.h;
   if (st.shift !== 0) h ^= mixK(st.k);
-  return fmix(h, st.len);
+  return murmur3Finalize(h, st.len);
 }
 
 /**
@@ -164,7 +164,7 @@ function absorb(st: Murmur3State, s: string): void {
         const c2 = s.charCodeAt(i + 2);
         const c3 = s.charCodeAt(i + 3);
         if ((c0 | c1 | c2 | c3) >= 0x80) break;
-        h = mixBlock(h, c0 | (c1 << 8) | (c2 << 16) | (c3 << 24));
+        h = murmur3MixBlock(h, c0 | (c1 << 8) | (c2 << 16) | (c3 << 24));
         i += 4;
         len += 4;
       }
@@ -174,7 +174,7 @@ function absorb(st: Murmur3State, s: string): void {
     if (c < 0x80) {
       k |= c << shift;
       if (shift === 24) {
-        h = mixBlock(h, k);
+        h = murmur3MixBlock(h, k);
         k = 0;
         shift = 0;
       } else shift += 8;
@@ -210,7 +210,7 @@ function absorb(st: Murmur3State, s: string): void {
     for (let j = 0; j < count; j++) {
       k |= ((bytes >>> (8 * j)) & 0xff) << shift;
       if (shift === 24) {
-        h = mixBlock(h, k);
+        h = murmur3MixBlock(h, k);
         k = 0;
         shift = 0;
       } else shift += 8;
@@ -229,13 +229,46 @@ function mixK(k: number): number {
   return Math.imul(k, C2);
 }
 
-function mixBlock(h: number, k: number): number {
+/**
+ * Folds one complete 32-bit block into a MurmurHash3 x86 32-bit hash: the
+ * body step of the algorithm. With {@linkcode murmur3Finalize} it hashes any
+ * sequence of 32-bit words, which is how the OFREP bulk ETag combines the
+ * hashes of its fragments (lib/http/ofrep.ts).
+ *
+ * @param h the hash so far (the seed before the first block)
+ * @param k the block, as a 32-bit integer (little-endian bytes)
+ * @returns the hash after the block, a signed 32-bit integer
+ *
+ * @example
+ * ```ts
+ * import { murmur3, murmur3Finalize, murmur3MixBlock } from "./bucket.ts";
+ * const abcd = 0x61 | (0x62 << 8) | (0x63 << 16) | (0x64 << 24);
+ * if (murmur3Finalize(murmur3MixBlock(0, abcd), 4) !== murmur3("abcd")) throw new Error();
+ * ```
+ */
+export function murmur3MixBlock(h: number, k: number): number {
   h ^= mixK(k);
   h = (h << 13) | (h >>> 19);
   return (Math.imul(h, 5) + 0xe6546b64) | 0;
 }
 
-function fmix(h: number, len: number): number {
+/**
+ * Finishes a MurmurHash3 x86 32-bit hash: folds in the length and applies
+ * the final avalanche (`fmix32`). The tail bytes of an incomplete block must
+ * already be mixed in.
+ *
+ * @param h the hash after every block
+ * @param len the length folded in (bytes for murmur3 proper)
+ * @returns the hash, an unsigned 32-bit integer
+ *
+ * @example
+ * ```ts
+ * import { murmur3, murmur3Finalize } from "./bucket.ts";
+ * if (murmur3Finalize(0, 0) !== murmur3("")) throw new Error();
+ * if (murmur3Finalize(7, 0) !== murmur3("", 7)) throw new Error();
+ * ```
+ */
+export function murmur3Finalize(h: number, len: number): number {
   h ^= len;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);

@@ -6,12 +6,8 @@
  * @module
  */
 import { Hono } from "hono";
-import type { Logger } from "../log.ts";
 import { NotFoundError } from "../errors.ts";
 import type { Principal } from "../auth/principal.ts";
-import type { HeadWatcher } from "../store/head_watcher.ts";
-import type { StreamGuard } from "../auth/stream_guard.ts";
-import type { ServiceSettings } from "../settings.ts";
 import { errorResponse } from "./errors.ts";
 import { clientAbortResponse, isClientAbort } from "../net/client_abort.ts";
 import { guardPathIdentifiers } from "./params.ts";
@@ -25,50 +21,12 @@ import { userRoutes } from "./users.ts";
 import { auditRoutes } from "./audit.ts";
 import { closureRoutes } from "./closure.ts";
 import { eventRoutes } from "./events.ts";
-import {
-  evaluatePreflightRoutes,
-  evaluateRoutes,
-  evaluationService,
-  invalidateOnWrite,
-} from "./evaluate.ts";
+import { evaluatePreflightRoutes, evaluateRoutes, evaluationService } from "./evaluate.ts";
 import { ofrepRoutes } from "./ofrep.ts";
 import { SERVER_HEADER } from "../version.ts";
-import type { ManifestWorkers } from "../workers/manifest_workers.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 
-/** What the HTTP application needs from the server. */
-export interface AppDeps {
-  /** The opened KV store. */
-  kv: Deno.Kv;
-  /** The HMAC key that digests tokens and sessions. */
-  key: CryptoKey;
-  /** Where logs go. */
-  log: Logger;
-  /** The process's one watcher of namespace heads (streams subscribe to it). */
-  heads: HeadWatcher;
-  /** Tunables (lib/settings.ts). */
-  settings: ServiceSettings;
-  /** Ends long-lived streams whose credential was revoked or expired. */
-  guard: StreamGuard;
-  /** Aborted when the server shuts down: long-lived streams end on it. */
-  shutdown: AbortSignal;
-  /**
-   * The service's public origin (`https://flags.example.com`) for URLs it
-   * hands out (snapshot_url, OFREP event streams); default: the request's origin.
-   */
-  publicUrl?: string;
-  /**
-   * The process's manifest workers: large uploads, stored versions and
-   * archives are handled there, off the event loop.
-   */
-  workers: ManifestWorkers;
-  /** Clock, for tests. */
-  now?: () => Date;
-}
-
-/** Variables every handler can read from the hono context. */
-export type AppEnv = {
-  Variables: { requestId: string; principal: Principal; clientIp: string | undefined };
-};
+export type { AppDeps, AppEnv };
 
 /**
  * Creates the hono application with every route of the service.
@@ -78,23 +36,15 @@ export type AppEnv = {
  * import { createApp } from "./app.ts";
  * import { silentLogger } from "../log.ts";
  * import { randomTokenKey } from "../auth/hmac_key.ts";
- * import { HeadWatcher } from "../store/head_watcher.ts";
  * import { DEFAULT_SETTINGS } from "../settings.ts";
- * import { StreamGuard } from "../auth/stream_guard.ts";
- * import { ManifestWorkers } from "../workers/manifest_workers.ts";
+ * import { Runtime } from "../runtime/runtime.ts";
  * const kv = await Deno.openKv(":memory:");
- * const heads = new HeadWatcher(kv);
- * const guard = new StreamGuard(kv);
- * const workers = new ManifestWorkers();
- * const shutdown = new AbortController().signal;
- * const app = createApp({
- *   kv, key: await randomTokenKey(), log: silentLogger, heads, guard, settings: DEFAULT_SETTINGS,
- *   shutdown, workers,
- * });
+ * const key = await randomTokenKey();
+ * const runtime = new Runtime({ kv, key, log: silentLogger, settings: DEFAULT_SETTINGS });
+ * const app = createApp({ kv, key, log: silentLogger, settings: DEFAULT_SETTINGS, runtime });
  * const res = await app.request("/healthz");
  * if (res.status !== 200) throw new Error();
- * workers.close();
- * heads.close();
+ * runtime.close();
  * kv.close();
  * ```
  */
@@ -143,7 +93,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Routes of later issues register here, one line each.
   api.route("/events", eventRoutes(deps));
   const evaluation = evaluationService(deps); // compiled models, rate limiter, CORS origins
-  app.use("/api/v1/tenants/*", invalidateOnWrite(evaluation)); // writes drop cached models
   app.route("/", evaluatePreflightRoutes(deps, evaluation)); // CORS preflights carry no credential
   app.route("/ofrep/v1", ofrepRoutes(deps, evaluation)); // own auth: OFREP error shapes
   api.route("/tenants/:tenant/namespaces/:ns/environments/:env", evaluateRoutes(deps, evaluation));

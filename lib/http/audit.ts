@@ -7,7 +7,7 @@
 import { Hono } from "hono";
 import { readAudit } from "../auth/audit_access.ts";
 import type { AuditQuery } from "../store/audit.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { authDeps } from "./authn.ts";
 import { intParam, shapedParam, SHAPES } from "./params.ts";
 

@@ -9,7 +9,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { authenticate } from "../auth/principal.ts";
 import type { AuthDeps, RequestContext } from "../auth/deps.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { clientIp } from "./client_ip.ts";
 
 /**

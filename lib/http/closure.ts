@@ -19,7 +19,7 @@ import { closureArchive, loadVersion } from "../events/closures.ts";
 import { getNamespace } from "../store/namespaces.ts";
 import { versionKey } from "../store/keys.ts";
 import { getHead, type VersionMeta } from "../store/versions.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { authDeps, requestContext } from "./authn.ts";
 
 /**
@@ -98,14 +98,14 @@ export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
     }
     const meta = (await kv.get<VersionMeta>(versionKey(tenant, namespace, version))).value;
     const entry = meta === null ? null : await closureArchive(
-      kv,
+      deps.runtime.closures,
       tenant,
       namespace,
       meta,
       flags,
       null,
-      () => loadVersion(kv, tenant, namespace, version, deps.workers),
-      deps.workers,
+      () => loadVersion(kv, tenant, namespace, version, deps.runtime.workers),
+      deps.runtime.workers,
     );
     if (entry === null) {
       throw new CfgtoolError(

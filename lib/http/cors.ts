@@ -23,7 +23,7 @@
  * `POST` with `Authorization`, `Content-Type` and `If-None-Match`, cached by
  * the browser for 10 minutes; refused ones get 204 without any CORS header.
  *
- * The Origin → bindings index behind preflights ({@linkcode ClientOriginIndex})
+ * The Origin → bindings index behind preflights (lib/runtime/client_origins.ts)
  * is one scan of the token records per process, rebuilt every 30 s, and at
  * most once a second on a miss, so a new token's origins are honoured by
  * preflights within about a second.
@@ -31,8 +31,6 @@
  * @module
  */
 import type { Principal } from "../auth/principal.ts";
-import { tokenPrefix } from "../store/keys.ts";
-import { effectiveStatus, type TokenRecord } from "../store/tokens.ts";
 
 /** Request headers a preflight allows. */
 export const ALLOWED_HEADERS = "Authorization, Content-Type, If-None-Match";
@@ -93,7 +91,7 @@ export function applyCors(headers: Headers, origin: string | null): void {
  * allowed, a bare 204 otherwise.
  *
  * @param origin the request's Origin
- * @param allowed whether {@linkcode ClientOriginIndex} approved it
+ * @param allowed whether the origin index (lib/runtime/client_origins.ts) approved it
  * @param methods the methods to allow (default `POST`)
  * @returns the response
  *
@@ -124,108 +122,5 @@ function appendVary(headers: Headers, name: string): void {
   if (vary === null) headers.set("vary", name);
   else if (!vary.split(",").some((v) => v.trim().toLowerCase() === name.toLowerCase())) {
     headers.set("vary", `${vary}, ${name}`);
-  }
-}
-
-/** Options of {@linkcode ClientOriginIndex}. */
-export interface ClientOriginIndexOptions {
-  /** Rebuild at least this often, ms (default 30 s). */
-  ttlMs?: number;
-  /** On a miss, rebuild when the index is older than this, ms (default 1 s). */
-  missRefreshMs?: number;
-  /** Clock in ms, for tests. */
-  now?: () => number;
-}
-
-/** (tenant, namespace, environment) as one string. */
-function tripleKey(t: string, ns: string, env: string): string {
-  return `${t}\u0000${ns}\u0000${env}`;
-}
-
-/**
- * Which Origins the active `namespace-client` tokens list, and for which
- * bindings: the data behind preflight answers.
- *
- * @example
- * ```ts
- * import { ClientOriginIndex } from "./cors.ts";
- * const kv = await Deno.openKv(":memory:");
- * const index = new ClientOriginIndex(kv);
- * if (await index.allows("https://a.example")) throw new Error();
- * kv.close();
- * ```
- */
-export class ClientOriginIndex {
-  readonly #kv: Deno.Kv;
-  readonly #ttl: number;
-  readonly #missRefresh: number;
-  readonly #now: () => number;
-  #origins = new Map<string, Set<string>>();
-  #builtAt = -Infinity;
-  #building: Promise<void> | null = null;
-
-  constructor(kv: Deno.Kv, options: ClientOriginIndexOptions = {}) {
-    this.#kv = kv;
-    this.#ttl = options.ttlMs ?? 30_000;
-    this.#missRefresh = options.missRefreshMs ?? 1_000;
-    this.#now = options.now ?? Date.now;
-  }
-
-  /**
-   * Whether an active `namespace-client` token lists `origin`: any token,
-   * or one bound to `triple` when given.
-   *
-   * @param origin the preflight's Origin
-   * @param triple the binding the token must have
-   * @returns whether to approve the preflight
-   */
-  async allows(
-    origin: string,
-    triple?: { tenant: string; namespace: string; environment: string },
-  ): Promise<boolean> {
-    if (this.#now() - this.#builtAt > this.#ttl) await this.#rebuild();
-    if (this.#has(origin, triple)) return true;
-    if (this.#now() - this.#builtAt > this.#missRefresh) {
-      await this.#rebuild();
-      return this.#has(origin, triple);
-    }
-    return false;
-  }
-
-  #has(
-    origin: string,
-    triple: { tenant: string; namespace: string; environment: string } | undefined,
-  ): boolean {
-    const bindings = this.#origins.get(origin);
-    if (bindings === undefined) return false;
-    return triple === undefined ||
-      bindings.has(tripleKey(triple.tenant, triple.namespace, triple.environment));
-  }
-
-  #rebuild(): Promise<void> {
-    this.#building ??= (async () => {
-      try {
-        const now = new Date(this.#now());
-        const next = new Map<string, Set<string>>();
-        for await (const e of this.#kv.list<TokenRecord>({ prefix: tokenPrefix() })) {
-          const t = e.value;
-          if (t.type !== "namespace-client" || effectiveStatus(t, now) !== "active") continue;
-          if (t.tenant_slug === null || t.namespace_slug === null || t.environment_slug === null) {
-            continue;
-          }
-          const key = tripleKey(t.tenant_slug, t.namespace_slug, t.environment_slug);
-          for (const o of t.allowed_origins) {
-            let set = next.get(o);
-            if (set === undefined) next.set(o, set = new Set());
-            set.add(key);
-          }
-        }
-        this.#origins = next;
-        this.#builtAt = this.#now();
-      } finally {
-        this.#building = null;
-      }
-    })();
-    return this.#building;
   }
 }

@@ -12,33 +12,34 @@
  * Who: `evaluate` (namespace-read and above) and `namespace-client` tokens
  * for their bound triple while its environment has `public_evaluate = true`
  * (lib/auth/permissions.ts decides). `namespace-client` requests are rate
- * limited per (tenant, namespace, environment, Origin) (lib/http/rate_limit.ts)
+ * limited per (tenant, namespace, environment, Origin) (lib/runtime/rate_limiter.ts)
  * and get CORS headers for an allowed Origin (lib/http/cors.ts); preflights
  * are answered by {@linkcode evaluatePreflightRoutes}. An environment that
  * the namespace's current manifest does not declare is 404
  * `environment_not_found`; a bad context is 400 `invalid_context`
  * (lib/http/context_input.ts).
  *
- * The compiled model comes from the process's {@linkcode ModelCache};
- * {@linkcode invalidateOnWrite} keeps it exact for writes made through this
- * process.
+ * The compiled model comes from the server's runtime (lib/runtime/): a write
+ * through this process tells the runtime what it changed before it
+ * answers, so the next evaluation sees it.
  *
  * @module
  */
-import { type Context as HonoContext, Hono, type MiddlewareHandler } from "hono";
+import { type Context as HonoContext, Hono } from "hono";
 import { authorize } from "../auth/permissions.ts";
 import type { Principal } from "../auth/principal.ts";
 import { InvalidRequestError, NotFoundError } from "../errors.ts";
 import { type CompiledModel, evaluateAll, evaluateFlag } from "../flags/evaluate.ts";
-import { type CachedModel, ModelCache } from "../flags/model_cache.ts";
+import type { CachedModel, ModelCache } from "../runtime/model_cache.ts";
 import { getNamespace } from "../store/namespaces.ts";
 import { getTenant } from "../store/tenants.ts";
 import { getHead } from "../store/versions.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { parseJsonObject, readBodyBytes } from "./body.ts";
 import { EVALUATION_BODY_LIMIT, validateContext } from "./context_input.ts";
-import { applyCors, ClientOriginIndex, corsOrigin, preflightResponse } from "./cors.ts";
-import { RateLimiter } from "./rate_limit.ts";
+import { applyCors, corsOrigin, preflightResponse } from "./cors.ts";
+import type { ClientOriginIndex } from "../runtime/client_origins.ts";
+import { RateLimiter } from "../runtime/rate_limiter.ts";
 import type { Context } from "../conditions.ts";
 
 /** The per-process state shared by the evaluation endpoints and OFREP. */
@@ -59,8 +60,7 @@ export interface Triple {
 }
 
 /**
- * Creates the evaluation state of one app; it is released when
- * `deps.shutdown` aborts.
+ * The evaluation state of an app: a view of the server's runtime.
  *
  * @param deps the app dependencies
  * @returns the shared state
@@ -71,56 +71,9 @@ export interface Triple {
  * api.route("/tenants/:tenant/namespaces/:ns/environments/:env", evaluateRoutes(deps, evaluation));
  * ```
  */
-export function evaluationService(
-  deps: Pick<AppDeps, "kv" | "heads" | "settings" | "shutdown" | "log" | "workers">,
-): EvaluationService {
-  const models = new ModelCache(deps.kv, deps.heads, {
-    settleMs: Math.max(50, 2 * deps.settings.headPollMs),
-    log: deps.log,
-    workers: deps.workers,
-  });
-  deps.shutdown.addEventListener("abort", () => models.close(), { once: true });
-  return {
-    models,
-    limiter: new RateLimiter({ perMinute: deps.settings.clientRateLimitPerMinute }),
-    origins: new ClientOriginIndex(deps.kv),
-  };
-}
-
-/**
- * Middleware for `/api/v1/tenants/*` that invalidates the cached model of a
- * namespace when a write to it (or to its tenant) succeeded, before the
- * response leaves: the next evaluation on this process reads the new head.
- * Writes are every method but GET, HEAD and OPTIONS outside
- * `…/environments/…`; an extra invalidation only costs one head read.
- *
- * @param svc the evaluation state
- * @returns the middleware
- *
- * @example
- * ```ts ignore
- * app.use("/api/v1/tenants/*", invalidateOnWrite(evaluation));
- * ```
- */
-export function invalidateOnWrite(svc: EvaluationService): MiddlewareHandler<AppEnv> {
-  return async function invalidateModels(c, next) {
-    await next();
-    const method = c.req.method;
-    if (method === "GET" || method === "HEAD" || method === "OPTIONS") return;
-    if (c.res.status >= 400) return;
-    const m = /^\/api\/v1\/tenants\/([^/]+)(?:\/namespaces(?:\/([^/]+)(\/.*)?)?)?$/.exec(
-      c.req.path,
-    );
-    if (m === null) return;
-    const tenant = decodeURIComponent(m[1]!);
-    if (m[2] === undefined) {
-      // the tenant itself, or its namespace collection (a namespace created anew)
-      svc.models.invalidateTenant(tenant);
-      return;
-    }
-    if (m[3] !== undefined && m[3].startsWith("/environments/")) return;
-    svc.models.invalidate(tenant, decodeURIComponent(m[2]));
-  };
+export function evaluationService(deps: Pick<AppDeps, "runtime">): EvaluationService {
+  const { models, limiter, origins } = deps.runtime;
+  return { models, limiter, origins };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * `GET /api/v1/events` (docs/events.md): validates the subscription before
  * the stream starts (400 / 403 / 414 / 429 with the spec's codes), then
- * hands the connection to the process's {@linkcode EventHub}, which sends
+ * hands the connection to the process's event hub (lib/events/hub.ts), which sends
  * Server-Sent Events until the client leaves, the connection idles out or
  * the server shuts down.
  *
@@ -20,10 +20,9 @@ import {
   type ResumeHint,
 } from "../protocol/subscription.ts";
 import { CfgtoolError, InvalidRequestError } from "../errors.ts";
-import { EventHub } from "../events/hub.ts";
 import { sseHeaders } from "../events/sse.ts";
 import { getHead } from "../store/versions.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 
 /** Longest accepted query string, bytes. */
 export const MAX_QUERY_BYTES = 8 * 1024;
@@ -41,17 +40,7 @@ export const MAX_QUERY_BYTES = 8 * 1024;
  * ```
  */
 export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
-  const hub: EventHub = new EventHub({
-    kv: deps.kv,
-    key: deps.key,
-    heads: deps.heads,
-    settings: deps.settings,
-    log: deps.log,
-    workers: deps.workers,
-    shutdown: deps.shutdown,
-    ...(deps.now ? { now: deps.now } : {}),
-  });
-  hubs.set(deps.kv, hub);
+  const hub = deps.runtime.hub;
   const app = new Hono<AppEnv>();
   app.get("/", async (c) => {
     const url = new URL(c.req.url);
@@ -76,7 +65,7 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
       principalId: principal.kind === "token" ? principal.token.id : principal.user_id,
       credentialId: principal.kind === "token" ? principal.token.id : principal.session_id,
       register: (close) =>
-        deps.guard.register(
+        deps.runtime.guard.register(
           principal.kind === "token" ? principal.token.id : principal.session_id,
           close,
         ),
@@ -91,27 +80,6 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
     return new Response(body, { status: 200, headers: sseHeaders() });
   });
   return app;
-}
-
-const hubs = new WeakMap<Deno.Kv, EventHub>();
-
-/**
- * The event hub serving an opened KV in this process (for metrics and
- * tests), if the app was created.
- *
- * @param kv the store the app was created with
- * @returns the hub, or undefined
- *
- * @example
- * ```ts
- * import { eventHubOf } from "./events.ts";
- * const kv = await Deno.openKv(":memory:");
- * if (eventHubOf(kv) !== undefined) throw new Error();
- * kv.close();
- * ```
- */
-export function eventHubOf(kv: Deno.Kv): EventHub | undefined {
-  return hubs.get(kv);
 }
 
 function invalidSubscription(message: string, reason: string, namespace?: string): CfgtoolError {

@@ -6,7 +6,7 @@
  * @module
  */
 import { Hono } from "hono";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { CfgtoolError } from "../errors.ts";
 import { errorResponse } from "./errors.ts";
 import { buildCommit, VERSION } from "../version.ts";

@@ -9,15 +9,15 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { principalId } from "../auth/principal.ts";
 import { authorize } from "../auth/permissions.ts";
-import { ClosureMemo } from "../closure/memo.ts";
 import { InvalidRequestError, NotFoundError, ProblemsError } from "../errors.ts";
 import type { Environment } from "../flags/model.ts";
+import { hashFileSet } from "../closure/hash.ts";
 import { etagMatches, parseIfMatch, versionEtag } from "../protocol/etag.ts";
 import type { ManifestWorkers } from "../workers/manifest_workers.ts";
 import type { PreparedUpload } from "../workers/manifest_work.ts";
 import { commitVersion, getHead, getVersion, listVersions, readFiles } from "../store/versions.ts";
 import type { VersionMeta } from "../store/versions.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { MANIFEST_BODY_LIMIT, readBodyBytes, readJsonObject } from "./body.ts";
 import { intParam, stringField } from "./params.ts";
 
@@ -32,10 +32,11 @@ type Ctx = Context<AppEnv>;
  * ```
  */
 export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
-  const { kv, workers } = deps;
+  const { kv } = deps;
+  const { workers } = deps.runtime;
   const app = new Hono<AppEnv>();
   const now = () => deps.now?.() ?? new Date();
-  const archives = new ClosureMemo({ maxEntries: 256, maxBytes: 32 * 1024 * 1024 });
+  const archives = deps.runtime.manifests;
 
   /**
    * Authorizes the action and reads the head, which exists exactly while the
@@ -103,6 +104,7 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
       now,
       ...(ifMatch === undefined ? {} : { ifMatch }),
     });
+    if (result.changed) deps.runtime.namespaceChanged(tenant, namespace);
     return versionResponse(c, result.version, result.changed);
   });
 
@@ -141,11 +143,13 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
       tenant,
       namespace,
       files,
+      hashed: await hashFileSet(files),
       environments: await validEnvironments(workers, files),
       created_by: principalId(c.get("principal")),
       message: stringField(body, "message") ?? `rollback to version ${v}`,
       now,
     });
+    if (result.changed) deps.runtime.namespaceChanged(tenant, namespace);
     return versionResponse(c, result.version, result.changed);
   });
 

@@ -19,7 +19,7 @@ import {
 import { getTenant } from "../store/tenants.ts";
 import { getHead } from "../store/versions.ts";
 import { getUser } from "../store/users.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { readJsonObject } from "./body.ts";
 import { requiredString, stringField, userRefField } from "./params.ts";
 
@@ -49,6 +49,7 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
       created_by: principalId(p),
       now,
     });
+    deps.runtime.namespaceChanged(tenant, namespace.slug);
     return c.json({ namespace, request_id: c.get("requestId") }, 201);
   });
 
@@ -87,7 +88,8 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
       actorOf(p, c.get("requestId")),
       now(),
     );
-    await deps.guard.recheck();
+    deps.runtime.namespaceChanged(tenant, namespace);
+    await deps.runtime.guard.recheck();
     return c.json({ deleted: namespace, revoked_tokens: revoked, request_id: c.get("requestId") });
   });
 

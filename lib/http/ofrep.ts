@@ -59,10 +59,10 @@ import type { Context as HonoContext } from "hono";
 import { bearerCredential } from "../auth/bearer.ts";
 import { authenticate, type Principal } from "../auth/principal.ts";
 import type { Context } from "../conditions.ts";
-import { murmur3 } from "../flags/bucket.ts";
+import { murmur3, murmur3Finalize, murmur3MixBlock } from "../flags/bucket.ts";
 import { etagMatches } from "../protocol/etag.ts";
 import { evaluateAll, evaluateFlag, type EvaluationResult } from "../flags/evaluate.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { authDeps, requestContext } from "./authn.ts";
 import { clientIp } from "./client_ip.ts";
 import { InvalidContextError, validateContext } from "./context_input.ts";
@@ -149,25 +149,6 @@ function fragmentOf(r: EvaluationResult): Fragment {
   return f;
 }
 
-/** A murmur3-style combination of 32-bit hashes (order-sensitive). */
-function mix(h: number, k: number): number {
-  k = Math.imul(k, 0xcc9e2d51);
-  k = (k << 15) | (k >>> 17);
-  k = Math.imul(k, 0x1b873593);
-  h ^= k;
-  h = (h << 13) | (h >>> 19);
-  return (Math.imul(h, 5) + 0xe6546b64) | 0;
-}
-
-function fmix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
 /**
  * The bulk response body and its ETag.
  *
@@ -194,18 +175,18 @@ export function bulkBody(
   for (const k in results) {
     const f = fragmentOf(results[k]!);
     parts.push(f.json);
-    h1 = mix(h1, f.h1);
-    h2 = mix(h2, f.h2);
+    h1 = murmur3MixBlock(h1, f.h1);
+    h2 = murmur3MixBlock(h2, f.h2);
   }
   let body = `{"flags":[${parts.join(",")}]`;
   if (streamUrl !== null) {
     body += `,"eventStreams":${JSON.stringify([{ type: "sse", url: streamUrl }])}`;
-    h1 = mix(h1, murmur3(streamUrl, SEED_1));
-    h2 = mix(h2, murmur3(streamUrl, SEED_2));
+    h1 = murmur3MixBlock(h1, murmur3(streamUrl, SEED_1));
+    h2 = murmur3MixBlock(h2, murmur3(streamUrl, SEED_2));
   }
   body += "}";
-  h1 = fmix(h1 ^ parts.length);
-  h2 = fmix(h2 ^ parts.length);
+  h1 = murmur3Finalize(h1, parts.length);
+  h2 = murmur3Finalize(h2, parts.length);
   const hex = h1.toString(16).padStart(8, "0") + h2.toString(16).padStart(8, "0");
   return { body, etag: `"${hex}"` };
 }

@@ -11,7 +11,7 @@ import type { ErrorHandler } from "hono";
 import { CfgtoolError, ForbiddenError, NotFoundError, RateLimitError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { clientAbortResponse, isClientAbort } from "../net/client_abort.ts";
-import type { AppEnv } from "./app.ts";
+import type { AppEnv } from "./deps.ts";
 import { InvalidContextError } from "./context_input.ts";
 import { applyCors, corsOrigin } from "./cors.ts";
 
@@ -123,7 +123,7 @@ function classify(err: unknown, key: string | undefined): [number, OfrepErrorCod
  * ```ts
  * import { Hono } from "hono";
  * import { ofrepErrorHandler, OfrepError } from "./ofrep_errors.ts";
- * import type { AppEnv } from "./app.ts";
+ * import type { AppEnv } from "./deps.ts";
  * const app = new Hono<AppEnv>();
  * app.onError(ofrepErrorHandler(() => {}));
  * app.post("/evaluate/flags/:key", () => {

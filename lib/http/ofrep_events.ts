@@ -53,7 +53,7 @@ import { versionEtag } from "../protocol/etag.ts";
 import { sseHeaders, SseStreams } from "../events/sse.ts";
 import type { Head } from "../store/versions.ts";
 import { getHead } from "../store/versions.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { authDeps, requestContext } from "./authn.ts";
 import { clientIp } from "./client_ip.ts";
 import { applyCors, corsOrigin } from "./cors.ts";
@@ -136,7 +136,7 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
   const streams = new SseStreams({
     keepaliveMs: deps.settings.keepaliveMs,
     idleCloseMs: deps.settings.idleCloseMs,
-    shutdown: deps.shutdown,
+    shutdown: deps.runtime.shutdown,
     ...(now ? { now: () => now().getTime() } : {}),
   });
 
@@ -164,7 +164,7 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
 
     const stream = streams.open(); // closed at once when the server is shutting down
     if (!stream.closed) {
-      stream.onClose(deps.heads.watch(t.tenant, t.namespace, (h) => {
+      stream.onClose(deps.runtime.heads.watch(t.tenant, t.namespace, (h) => {
         if (h === null || h.environments[t.environment]?.public_evaluate !== true) {
           stream.close(); // the token no longer evaluates here; a reconnect gets the refusal
           return;
@@ -172,7 +172,7 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
         stream.write(refetchEvent(h));
       }));
       // a revoked or expired token's stream ends (checked by the stream guard)
-      stream.onClose(deps.guard.register(p.token.id, () => stream.close()));
+      stream.onClose(deps.runtime.guard.register(p.token.id, () => stream.close()));
       stream.write(OPENING);
       if (c.req.header("last-event-id") !== String(head.version)) stream.write(refetchEvent(head));
     }

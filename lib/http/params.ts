@@ -17,7 +17,7 @@ import type { Hono, MiddlewareHandler } from "hono";
 import { InvalidRequestError, NotFoundError } from "../errors.ts";
 import { MAX_EMAIL_LENGTH } from "../store/limits.ts";
 import { SLUG_PATTERN } from "../store/slug.ts";
-import type { AppEnv } from "./app.ts";
+import type { AppEnv } from "./deps.ts";
 
 /** The shape of one kind of identifier. */
 export interface IdentifierShape {
@@ -104,7 +104,7 @@ const IDENTIFIER_ROUTES = [
  * ```ts
  * import { Hono } from "hono";
  * import { guardPathIdentifiers } from "./params.ts";
- * import type { AppEnv } from "./app.ts";
+ * import type { AppEnv } from "./deps.ts";
  * const app = new Hono<AppEnv>();
  * guardPathIdentifiers(app);
  * app.onError((err) => new Response(null, { status: (err as { status?: number }).status ?? 500 }));

@@ -17,7 +17,7 @@ import {
   removeTenantAdmin,
 } from "../store/tenants.ts";
 import { getUser } from "../store/users.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { readJsonObject } from "./body.ts";
 import { requiredString, stringField, userRefField } from "./params.ts";
 
@@ -44,6 +44,7 @@ export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
       created_by: principalId(p),
       now,
     });
+    deps.runtime.tenantChanged(tenant.slug);
     return c.json({ tenant, request_id: c.get("requestId") }, 201);
   });
 
@@ -67,7 +68,8 @@ export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
     const p = c.get("principal");
     await authorize(kv, p, "tenant.delete", { tenant });
     const { revoked } = await deleteTenant(kv, tenant, actorOf(p, c.get("requestId")), now());
-    await deps.guard.recheck();
+    deps.runtime.tenantChanged(tenant);
+    await deps.runtime.guard.recheck();
     return c.json({ deleted: tenant, revoked_tokens: revoked, request_id: c.get("requestId") });
   });
 

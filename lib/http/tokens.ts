@@ -6,19 +6,20 @@
  *
  * @module
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { CreateTokenInput } from "../auth/issuance.ts";
 import {
   createToken,
   getToken,
+  type IssuedToken,
   listTokens,
   revokeToken,
   rotateToken,
 } from "../auth/token_service.ts";
 import type { ListTokensQuery } from "../auth/token_service.ts";
 import { InvalidRequestError } from "../errors.ts";
-import { TOKEN_TYPES, type TokenStatus, type TokenType } from "../store/tokens.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import { TOKEN_TYPES, type TokenStatus } from "../store/tokens.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { authDeps, requestContext } from "./authn.ts";
 import { JSON_BODY_LIMIT, parseJsonObject, readBodyBytes, readJsonObject } from "./body.ts";
 import { intParam, shapedParam, SHAPES, stringField } from "./params.ts";
@@ -45,11 +46,7 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
       body as unknown as CreateTokenInput,
       requestContext(c),
     );
-    return c.json(
-      { token: issued.token, secret: issued.secret, request_id: c.get("requestId") },
-      201,
-      { "cache-control": "no-store" },
-    );
+    return issuedResponse(c, issued);
   });
 
   app.get("/", async (c) => {
@@ -59,22 +56,10 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
     if (tenant !== undefined) query.tenant = tenant;
     const namespace = shapedParam(q.namespace, "namespace", SHAPES.slug);
     if (namespace !== undefined) query.namespace = namespace;
-    if (q.type) {
-      if (!(TOKEN_TYPES as readonly string[]).includes(q.type)) {
-        throw new InvalidRequestError(`type must be one of ${TOKEN_TYPES.join(", ")}`, {
-          details: { field: "type" },
-        });
-      }
-      query.type = q.type as TokenType;
-    }
-    if (q.status) {
-      if (!(STATUSES as readonly string[]).includes(q.status)) {
-        throw new InvalidRequestError(`status must be one of ${STATUSES.join(", ")}`, {
-          details: { field: "status" },
-        });
-      }
-      query.status = q.status as TokenStatus;
-    }
+    const type = choiceParam(q.type, "type", TOKEN_TYPES);
+    if (type !== undefined) query.type = type;
+    const status = choiceParam(q.status, "status", STATUSES);
+    if (status !== undefined) query.status = status;
     const limit = intParam(q.limit, "limit");
     if (limit !== undefined) query.limit = limit;
     const after = shapedParam(q.after, "after", SHAPES.tokenId);
@@ -107,16 +92,12 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
       input,
       requestContext(c),
     );
-    return c.json(
-      { token: issued.token, secret: issued.secret, request_id: c.get("requestId") },
-      201,
-      { "cache-control": "no-store" },
-    );
+    return issuedResponse(c, issued);
   });
 
   app.delete("/:id", async (c) => {
     const token = await revokeToken(auth, c.get("principal"), c.req.param("id"), requestContext(c));
-    await deps.guard.recheck(); // this process's streams of the token end now
+    await deps.runtime.guard.recheck(); // this process's streams of the token end now
     return c.json({
       token: { id: token.id, status: token.status, revoked_at: token.revoked_at },
       request_id: c.get("requestId"),
@@ -124,4 +105,28 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   return app;
+}
+
+/** The 201 answer to a create or rotate: the metadata and the one-time secret, never cached. */
+function issuedResponse(c: Context<AppEnv>, issued: IssuedToken): Response {
+  return c.json(
+    { token: issued.token, secret: issued.secret, request_id: c.get("requestId") },
+    201,
+    { "cache-control": "no-store" },
+  );
+}
+
+/** A query parameter that must be one of `allowed`; absent or empty is undefined. */
+function choiceParam<T extends string>(
+  value: string | undefined,
+  field: string,
+  allowed: readonly T[],
+): T | undefined {
+  if (!value) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new InvalidRequestError(`${field} must be one of ${allowed.join(", ")}`, {
+      details: { field },
+    });
+  }
+  return value as T;
 }

@@ -16,7 +16,7 @@ import { ForbiddenError } from "../errors.ts";
 import { tenantMemberIds } from "../store/membership.ts";
 import { getTenant, tenantsAdministeredBy } from "../store/tenants.ts";
 import { findUser, listUsers, type UserRecord } from "../store/users.ts";
-import type { AppDeps, AppEnv } from "./app.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
 import { shapedParam, SHAPES } from "./params.ts";
 
 /**

@@ -78,24 +78,15 @@ export interface ResyncEventData {
   snapshot_url: string;
 }
 
-/** A parsed `version` event. */
-export interface VersionEvent {
+/**
+ * A parsed `version` event: the data as the server writes it
+ * ({@linkcode VersionEventData}), with the event name and the
+ * delivery-specific fields always present.
+ */
+export interface VersionEvent
+  extends Omit<VersionEventData, "files" | "snapshot_url" | "snapshot_size_bytes"> {
   /** The SSE event name. */
   kind: "version";
-  /** Always `v2`. */
-  protocol: "v2";
-  /** Namespace slug. */
-  namespace: string;
-  /** The new version. */
-  version: number;
-  /** The version the connection held before, or null for its first event. */
-  prev_version: number | null;
-  /** The closure hash the delta applies to, or null with `prev_version`. */
-  prev_closure_hash: string | null;
-  /** The closure hash at `version`. */
-  closure_hash: string;
-  /** Whether the files come inline or from `snapshot_url`. */
-  delivery: "inline" | "snapshot";
   /** Inline only, non-empty. */
   files: WireFileEntry[];
   /** Snapshot only. */
@@ -104,20 +95,10 @@ export interface VersionEvent {
   snapshot_size_bytes: number | null;
 }
 
-/** A parsed `resync` event. */
-export interface ResyncEvent {
+/** A parsed `resync` event: the data as the server writes it, with the event name. */
+export interface ResyncEvent extends ResyncEventData {
   /** The SSE event name. */
   kind: "resync";
-  /** Always `v2`. */
-  protocol: "v2";
-  /** Namespace slug. */
-  namespace: string;
-  /** The version to resume from. */
-  current_version: number;
-  /** Why the connection must resync. */
-  reason: ResyncReason;
-  /** Signed URL of the closure at `current_version`. */
-  snapshot_url: string;
 }
 
 /** The fields of a snapshot `version` event, for {@linkcode snapshotData}. */

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { AuditQuery } from "../protocol/requests.ts";
 import { auditByTimeKey, auditByTimePrefix, auditKey, auditPrefix } from "./keys.ts";
 import { type Page, pageLimit } from "./page.ts";
 import { ulid } from "./ulid.ts";
@@ -124,13 +125,17 @@ export function tokenAuditEntry(
  *
  * @example
  * ```ts
- * import { addAudit, tokenAuditEntry } from "./audit.ts";
+ * import { addAudit, listAudit, tokenAuditEntry } from "./audit.ts";
  * const kv = await Deno.openKv(":memory:");
  * const e = tokenAuditEntry("token.created", {
- *   id: "tok_1", prefix: "svc_admin_abcd", type: "superadmin",
- *   tenant_slug: null, namespace_slug: null, environment_slug: null,
+ *   id: "tok_1", prefix: "svc_tenant_abc", type: "tenant-admin",
+ *   tenant_slug: "acme", namespace_slug: null, environment_slug: null,
  * }, { id: "system", principal_type: "system", request_id: null }, new Date());
- * await addAudit(kv.atomic(), e).commit();
+ * await addAudit(kv.atomic().set(["something"], "changed"), e).commit();
+ * // listed installation-wide and under its tenant
+ * const all = await listAudit(kv);
+ * const acme = await listAudit(kv, { tenant: "acme" });
+ * if (all.items[0]?.id !== e.id || acme.items[0]?.id !== e.id) throw new Error();
  * kv.close();
  * ```
  */
@@ -143,21 +148,8 @@ export function addAudit(
     .set(auditByTimeKey(entry.id), entry);
 }
 
-/** Filters and pagination of {@linkcode listAudit}. */
-export interface AuditQuery {
-  /** Only this tenant's entries (`_installation` entries need no tenant). */
-  tenant?: string;
-  /** Only entries bound to this namespace. */
-  namespace?: string;
-  /** Only entries about this token. */
-  token_id?: string;
-  /** Only this event type. */
-  type?: string;
-  /** Page size (default 50, max 500). */
-  limit?: number;
-  /** Cursor: the `next` of the previous page. */
-  after?: string;
-}
+/** Filters and pagination of {@linkcode listAudit}: the query of `GET /api/v1/audit`. */
+export type { AuditQuery };
 
 /**
  * Lists audit entries newest first, filtered, one page at a time.

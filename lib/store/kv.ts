@@ -6,7 +6,7 @@
  * @module
  */
 import { dirname } from "node:path";
-import { describeNetworkFailure } from "../client/_network_error.ts";
+import { describeNetworkFailure } from "../network_errors.ts";
 import { KvOpenError } from "../errors.ts";
 
 /** Where the KV lives when `--kv` is not given. */
@@ -53,8 +53,14 @@ export function kvLocation(spec: string): KvLocation {
  * @example
  * ```ts
  * import { openKv } from "./kv.ts";
- * const kv = await openKv(":memory:");
+ * const dir = await Deno.makeTempDir();
+ * // the parent directory is created first
+ * const kv = await openKv(`${dir}/data/kv.sqlite3`);
+ * await kv.set(["greeting"], "hello");
+ * if ((await kv.get(["greeting"])).value !== "hello") throw new Error();
  * kv.close();
+ * if (!(await Deno.stat(`${dir}/data/kv.sqlite3`)).isFile) throw new Error();
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export async function openKv(spec: string = DEFAULT_KV_PATH): Promise<Deno.Kv> {

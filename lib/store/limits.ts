@@ -111,8 +111,14 @@ export function manifestLimitProblems(environments: Record<string, unknown>): Pr
  *
  * @example
  * ```ts
- * import { checkManifestLimits } from "./limits.ts";
+ * import { checkManifestLimits, MAX_ENVIRONMENTS } from "./limits.ts";
  * checkManifestLimits({ prod: { public_evaluate: false } });
+ * const many = Object.fromEntries(
+ *   Array.from({ length: MAX_ENVIRONMENTS + 1 }, (_, i) => [`env${i}`, {}]),
+ * );
+ * let code = "";
+ * try { checkManifestLimits(many); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "invalid_manifest") throw new Error(code);
  * ```
  */
 export function checkManifestLimits(environments: Record<string, unknown>): void {

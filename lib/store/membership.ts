@@ -38,8 +38,27 @@ export interface Membership {
  *
  * @example
  * ```ts
- * import { addMember } from "./membership.ts";
- * if (typeof addMember !== "function") throw new Error();
+ * import { addMember, listMembers } from "./membership.ts";
+ * import { createTenant } from "./tenants.ts";
+ * import { createUser } from "./users.ts";
+ * import { tenantAdminByUserKey, tenantAdminKey, tenantAdminPrefix, tenantKey } from "./keys.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * const user = await createUser(kv, { email: "ana@example.com" });
+ * const keys = {
+ *   owner: tenantKey("acme"),
+ *   member: tenantAdminKey("acme", user.id),
+ *   byUser: tenantAdminByUserKey(user.id, "acme"),
+ * };
+ * const member = { user_id: user.id, added_at: "2030-01-01T00:00:00.000Z", added_by: "tok_1" };
+ * const noTenant = () => new Error("no tenant acme");
+ * await addMember(kv, keys, member, noTenant);
+ * // adding again keeps the first membership
+ * const again = await addMember(kv, keys, { ...member, added_by: "tok_2" }, noTenant);
+ * if (again.added_by !== "tok_1") throw new Error(again.added_by);
+ * const list = await listMembers(kv, tenantAdminPrefix("acme"));
+ * if (list.length !== 1 || list[0]!.user_id !== user.id) throw new Error();
+ * kv.close();
  * ```
  */
 export async function addMember(
@@ -77,8 +96,27 @@ export async function addMember(
  *
  * @example
  * ```ts
- * import { removeMember } from "./membership.ts";
- * if (typeof removeMember !== "function") throw new Error();
+ * import { addMember, listMembers, removeMember } from "./membership.ts";
+ * import { createTenant } from "./tenants.ts";
+ * import { createUser } from "./users.ts";
+ * import { tenantAdminByUserKey, tenantAdminKey, tenantAdminPrefix, tenantKey } from "./keys.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * const user = await createUser(kv, { email: "ana@example.com" });
+ * const keys = {
+ *   owner: tenantKey("acme"),
+ *   member: tenantAdminKey("acme", user.id),
+ *   byUser: tenantAdminByUserKey(user.id, "acme"),
+ * };
+ * const member = { user_id: user.id, added_at: "2030-01-01T00:00:00.000Z", added_by: "tok_1" };
+ * const noTenant = () => new Error("no tenant acme");
+ * await addMember(kv, keys, member, noTenant);
+ * await removeMember(kv, keys);
+ * if ((await listMembers(kv, tenantAdminPrefix("acme"))).length !== 0) throw new Error();
+ * let code = "";
+ * try { await removeMember(kv, keys); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "admin_not_found") throw new Error(code);
+ * kv.close();
  * ```
  */
 export async function removeMember(

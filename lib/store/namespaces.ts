@@ -199,8 +199,19 @@ export async function listNamespaces(
  *
  * @example
  * ```ts
- * import { deleteNamespace } from "./namespaces.ts";
- * if (typeof deleteNamespace !== "function") throw new Error();
+ * import { createNamespace, deleteNamespace, findNamespace } from "./namespaces.ts";
+ * import { createTenant } from "./tenants.ts";
+ * import { getHead } from "./versions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+ * const system = { id: "system", principal_type: "system" as const, request_id: null };
+ * const { revoked } = await deleteNamespace(kv, "acme", "web", system);
+ * if (revoked.length !== 0) throw new Error("no token was bound to acme/web");
+ * if (await findNamespace(kv, "acme", "web") !== null || await getHead(kv, "acme", "web") !== null) {
+ *   throw new Error("the record and its head are gone");
+ * }
+ * kv.close();
  * ```
  */
 export async function deleteNamespace(
@@ -237,8 +248,23 @@ export async function deleteNamespace(
  *
  * @example
  * ```ts
- * import { addNamespaceAdmin } from "./namespaces.ts";
- * if (typeof addNamespaceAdmin !== "function") throw new Error();
+ * import { addNamespaceAdmin, createNamespace, isNamespaceAdmin } from "./namespaces.ts";
+ * import { createTenant } from "./tenants.ts";
+ * import { createUser } from "./users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+ * const user = await createUser(kv, { email: "ana@example.com" });
+ * const input = { tenant: "acme", namespace: "web", user_id: user.id, added_by: "tok_1" };
+ * const m = await addNamespaceAdmin(kv, input);
+ * if (m.user_id !== user.id || !(await isNamespaceAdmin(kv, "acme", "web", user.id))) {
+ *   throw new Error();
+ * }
+ * let code = "";
+ * try { await addNamespaceAdmin(kv, { ...input, namespace: "api" }); }
+ * catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "namespace_not_found") throw new Error(code);
+ * kv.close();
  * ```
  */
 export function addNamespaceAdmin(
@@ -280,8 +306,26 @@ export function addNamespaceAdmin(
  *
  * @example
  * ```ts
- * import { removeNamespaceAdmin } from "./namespaces.ts";
- * if (typeof removeNamespaceAdmin !== "function") throw new Error();
+ * import {
+ *   addNamespaceAdmin,
+ *   createNamespace,
+ *   isNamespaceAdmin,
+ *   removeNamespaceAdmin,
+ * } from "./namespaces.ts";
+ * import { createTenant } from "./tenants.ts";
+ * import { createUser } from "./users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+ * const user = await createUser(kv, { email: "ana@example.com" });
+ * await addNamespaceAdmin(kv, { tenant: "acme", namespace: "web", user_id: user.id, added_by: "tok_1" });
+ * await removeNamespaceAdmin(kv, "acme", "web", user.id);
+ * if (await isNamespaceAdmin(kv, "acme", "web", user.id)) throw new Error();
+ * let code = "";
+ * try { await removeNamespaceAdmin(kv, "acme", "web", user.id); }
+ * catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "admin_not_found") throw new Error(code);
+ * kv.close();
  * ```
  */
 export function removeNamespaceAdmin(

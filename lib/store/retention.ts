@@ -340,8 +340,14 @@ export interface RetentionTask {
  * ```ts
  * import { startRetention } from "./retention.ts";
  * const kv = await Deno.openKv(":memory:");
- * const task = startRetention(kv, { policy: { days: 30, versions: 100 }, intervalMs: 60_000, log: () => {} });
- * await task.runOnce();
+ * const options = { policy: { days: 30, versions: 100 }, intervalMs: 60_000, log: () => {} };
+ * const task = startRetention(kv, options);
+ * const report = await task.runOnce();
+ * if (report === null || report.namespaces !== 0 || report.versionsDeleted !== 0) throw new Error();
+ * // a second process on the same store waits for the lease: no run
+ * const other = startRetention(kv, options);
+ * if (await other.runOnce() !== null) throw new Error();
+ * await other.stop();
  * await task.stop();
  * kv.close();
  * ```

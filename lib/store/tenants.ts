@@ -158,8 +158,18 @@ export async function listTenants(kv: Deno.Kv): Promise<TenantRecord[]> {
  *
  * @example
  * ```ts
- * import { deleteTenant } from "./tenants.ts";
- * if (typeof deleteTenant !== "function") throw new Error();
+ * import { createTenant, deleteTenant, findTenant } from "./tenants.ts";
+ * import { createNamespace, findNamespace } from "./namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+ * const system = { id: "system", principal_type: "system" as const, request_id: null };
+ * const { revoked } = await deleteTenant(kv, "acme", system);
+ * if (revoked.length !== 0) throw new Error("no token was bound to acme");
+ * if (await findTenant(kv, "acme") !== null || await findNamespace(kv, "acme", "web") !== null) {
+ *   throw new Error("acme and its namespaces are gone");
+ * }
+ * kv.close();
  * ```
  */
 export async function deleteTenant(
@@ -192,8 +202,18 @@ export async function deleteTenant(
  *
  * @example
  * ```ts
- * import { addTenantAdmin } from "./tenants.ts";
- * if (typeof addTenantAdmin !== "function") throw new Error();
+ * import { addTenantAdmin, createTenant, isTenantAdmin } from "./tenants.ts";
+ * import { createUser } from "./users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * const user = await createUser(kv, { email: "ana@example.com" });
+ * const m = await addTenantAdmin(kv, { tenant: "acme", user_id: user.id, added_by: "tok_1" });
+ * if (m.user_id !== user.id || !(await isTenantAdmin(kv, "acme", user.id))) throw new Error();
+ * let code = "";
+ * try { await addTenantAdmin(kv, { tenant: "acme", user_id: "usr_x", added_by: "tok_1" }); }
+ * catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "user_not_found") throw new Error(code);
+ * kv.close();
  * ```
  */
 export function addTenantAdmin(
@@ -232,8 +252,18 @@ export function addTenantAdmin(
  *
  * @example
  * ```ts
- * import { removeTenantAdmin } from "./tenants.ts";
- * if (typeof removeTenantAdmin !== "function") throw new Error();
+ * import { addTenantAdmin, createTenant, isTenantAdmin, removeTenantAdmin } from "./tenants.ts";
+ * import { createUser } from "./users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * const user = await createUser(kv, { email: "ana@example.com" });
+ * await addTenantAdmin(kv, { tenant: "acme", user_id: user.id, added_by: "tok_1" });
+ * await removeTenantAdmin(kv, "acme", user.id);
+ * if (await isTenantAdmin(kv, "acme", user.id)) throw new Error();
+ * let code = "";
+ * try { await removeTenantAdmin(kv, "acme", user.id); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "admin_not_found") throw new Error(code);
+ * kv.close();
  * ```
  */
 export function removeTenantAdmin(

@@ -25,6 +25,7 @@ import {
   tokenPrefix,
 } from "./keys.ts";
 import { checkLength, checkOrigins, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
+import type { TokenQuery as WireTokenQuery } from "../protocol/requests.ts";
 import { type Page, pageLimit } from "./page.ts";
 
 /** The service-token types of schema 1.0. */
@@ -89,8 +90,9 @@ export type PublicToken = Omit<TokenRecord, "digest">;
  * @example
  * ```ts
  * import { publicToken, type TokenRecord } from "./tokens.ts";
- * const show = (t: TokenRecord) => publicToken(t).prefix;
- * if (typeof show !== "function") throw new Error();
+ * const record = { id: "tok_1", prefix: "svc_read_AbCdE", digest: "9f2c" } as TokenRecord;
+ * const shown = publicToken(record);
+ * if ("digest" in shown || shown.prefix !== "svc_read_AbCdE") throw new Error();
  * ```
  */
 export function publicToken(t: TokenRecord): PublicToken {
@@ -138,9 +140,18 @@ export function effectiveStatus(t: TokenRecord, now: Date): TokenStatus {
  *
  * @example
  * ```ts
- * import { insertTokenOps, type TokenRecord } from "./tokens.ts";
- * const insert = (kv: Deno.Kv, t: TokenRecord) => insertTokenOps(kv.atomic(), t).commit();
- * if (typeof insert !== "function") throw new Error();
+ * import { getNameHolder, insertTokenOps, type TokenRecord } from "./tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const t = {
+ *   id: "tok_1", type: "tenant-admin", name: "ci", description: null, tenant_slug: "acme",
+ *   namespace_slug: null, environment_slug: null, allowed_origins: [], digest: "9f2c",
+ * } as unknown as TokenRecord;
+ * if (!(await insertTokenOps(kv.atomic(), t).commit()).ok) throw new Error();
+ * if ((await getNameHolder(kv, "acme", null, "ci")).value !== "tok_1") throw new Error();
+ * // a second token named ci in acme: the commit fails
+ * const twin = { ...t, id: "tok_2", digest: "77ab" };
+ * if ((await insertTokenOps(kv.atomic(), twin).commit()).ok) throw new Error("name taken");
+ * kv.close();
  * ```
  */
 export function insertTokenOps(
@@ -286,20 +297,11 @@ export async function findTokenByDigest(
 const DIGEST_IDS = new WeakMap<Deno.Kv, Map<string, string>>();
 const DIGEST_IDS_MAX = 10_000;
 
-/** Filters and pagination of {@linkcode listTokenRecords}. */
-export interface TokenQuery {
-  /** Only tokens bound to this tenant. */
-  tenant?: string;
-  /** Only tokens bound to this namespace (needs `tenant`). */
-  namespace?: string;
-  /** Only this type. */
-  type?: TokenType;
-  /** Effective status; default `active`. */
-  status?: TokenStatus;
-  /** Page size (default 50, max 500). */
-  limit?: number;
-  /** Cursor: the `next` of the previous page (a token id). */
-  after?: string;
+/**
+ * Filters and pagination of {@linkcode listTokenRecords}: the query of
+ * `GET /api/v1/tokens` (lib/protocol/requests.ts) and a permission filter.
+ */
+export interface TokenQuery extends WireTokenQuery {
   /** Extra filter applied before counting (permission checks). */
   visible?: (t: TokenRecord) => boolean | Promise<boolean>;
 }
@@ -435,10 +437,21 @@ export async function transitionToken(
  *
  * @example
  * ```ts
- * import { revokeTokenRecord } from "./tokens.ts";
+ * import { insertTokenOps, revokeTokenRecord, type TokenRecord } from "./tokens.ts";
  * const kv = await Deno.openKv(":memory:");
- * const run = () => revokeTokenRecord(kv, "tok_x", { id: "system", principal_type: "system", request_id: null }, new Date());
- * if (typeof run !== "function") throw new Error();
+ * const t = {
+ *   id: "tok_1", type: "tenant-admin", name: "ci", description: null, tenant_slug: "acme",
+ *   namespace_slug: null, environment_slug: null, allowed_origins: [], digest: "9f2c",
+ *   status: "active",
+ * } as unknown as TokenRecord;
+ * await insertTokenOps(kv.atomic(), t).commit();
+ * const system = { id: "system", principal_type: "system" as const, request_id: null };
+ * const r = await revokeTokenRecord(kv, "tok_1", system, new Date());
+ * if (!r.changed || r.after.status !== "revoked" || r.after.revoked_by !== "system") {
+ *   throw new Error();
+ * }
+ * // already revoked: left alone
+ * if ((await revokeTokenRecord(kv, "tok_1", system, new Date())).changed) throw new Error();
  * kv.close();
  * ```
  */

@@ -12,8 +12,7 @@
  *
  * @module
  */
-import { closureHash, closureHashOfDigests } from "../closure/hash.ts";
-import { compareUtf8, sha256All, toHex } from "../bytes.ts";
+import { compareUtf8 } from "../bytes.ts";
 import { NotFoundError, PreconditionFailedError } from "../errors.ts";
 import { getBlob, getBlobs, putBlob, putBlobs } from "./blobs.ts";
 import { headKey, versionKey, versionPrefix } from "./keys.ts";
@@ -55,11 +54,11 @@ export interface CommitInput {
   /** Environments parsed from `namespace.toml` by the caller. */
   environments: Record<string, EnvironmentSettings>;
   /**
-   * The closure hash and each file's content id (SHA-256 hex) by path, when
-   * the caller computed them (an upload digested off the event loop);
-   * computed here otherwise. They must be those of `files`.
+   * The closure hash of `files` and each file's content id (SHA-256 hex) by
+   * path (`hashFileSet` in lib/closure/hash.ts computes both; an upload has
+   * them from its worker). The store trusts them: they must be those of `files`.
    */
-  hashed?: { closureHash: string; blobIds: ReadonlyMap<string, string> };
+  hashed: FileSetHashes;
   /** User id or token id of the author. */
   created_by: string;
   message?: string | null;
@@ -80,16 +79,16 @@ export interface CommitResult {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** The closure hash and content ids of a file set, each file hashed once. */
-async function hashFiles(
-  files: ReadonlyMap<string, Uint8Array>,
-): Promise<{ closureHash: string; blobIds: Map<string, string> }> {
-  const list = await sha256All([...files.values()]);
-  const paths = [...files.keys()];
-  return {
-    closureHash: await closureHashOfDigests(paths.map((p, i) => [p, list[i]!])),
-    blobIds: new Map(paths.map((p, i) => [p, toHex(list[i]!)])),
-  };
+/** The closure hash of the empty manifest: SHA-256 of the empty buffer. */
+export const EMPTY_CLOSURE_HASH =
+  "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/** A file set's closure hash and each file's content id (SHA-256 hex) by path. */
+export interface FileSetHashes {
+  /** `sha256:<hex>` over the file set. */
+  closureHash: string;
+  /** Path to the SHA-256 hex of its content. */
+  blobIds: ReadonlyMap<string, string>;
 }
 
 async function writeTree(
@@ -121,10 +120,12 @@ async function writeTree(
  *
  * @example
  * ```ts
- * import { initialVersionOps } from "./versions.ts";
+ * import { EMPTY_CLOSURE_HASH, getHead, initialVersionOps } from "./versions.ts";
  * const kv = await Deno.openKv(":memory:");
  * const add = await initialVersionOps(kv, "acme", "web", "usr_1", new Date());
  * await add(kv.atomic()).commit();
+ * const head = await getHead(kv, "acme", "web");
+ * if (head?.version !== 0 || head.closure_hash !== EMPTY_CLOSURE_HASH) throw new Error();
  * kv.close();
  * ```
  */
@@ -136,7 +137,7 @@ export async function initialVersionOps(
   now: Date,
 ): Promise<(op: Deno.AtomicOperation) => Deno.AtomicOperation> {
   const tree = await writeTree(kv, new Map(), new Map());
-  const hash = await closureHash(new Map());
+  const hash = EMPTY_CLOSURE_HASH;
   const meta: VersionMeta = {
     version: 0,
     closure_hash: hash,
@@ -194,12 +195,18 @@ export async function getHead(
  *
  * @example
  * ```ts
- * import { commitVersion } from "./versions.ts";
- * const push = (kv: Deno.Kv) => commitVersion(kv, {
- *   tenant: "acme", namespace: "web", files: new Map(), environments: {},
- *   created_by: "usr_1",
- * });
- * if (typeof push !== "function") throw new Error();
+ * import { commitVersion, initialVersionOps } from "./versions.ts";
+ * import { hashFileSet } from "../closure/hash.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await (await initialVersionOps(kv, "acme", "web", "usr_1", new Date()))(kv.atomic()).commit();
+ * const files = new Map([["namespace.toml", new TextEncoder().encode("schema_version = 1\n")]]);
+ * const push = () => hashFileSet(files).then((hashed) =>
+ *   commitVersion(kv, { tenant: "acme", namespace: "web", files, hashed, environments: {}, created_by: "usr_1" })
+ * );
+ * const first = await push();
+ * const again = await push();
+ * if (first.version.version !== 1 || !first.changed || again.changed) throw new Error();
+ * kv.close();
  * ```
  */
 export async function commitVersion(
@@ -209,7 +216,7 @@ export async function commitVersion(
   const { tenant, namespace } = input;
   checkLength("message", input.message, MAX_MESSAGE_LENGTH);
   checkManifestLimits(input.environments);
-  const { closureHash: hash, blobIds } = input.hashed ?? await hashFiles(input.files);
+  const { closureHash: hash, blobIds } = input.hashed;
   // The tree is written only once a new version is needed: an unchanged
   // push costs the hash and one read.
   let tree: string | undefined;
@@ -350,9 +357,11 @@ export async function listVersions(
  *
  * @example
  * ```ts
- * import { readFiles } from "./versions.ts";
- * const load = (kv: Deno.Kv) => readFiles(kv, "acme", "web", 0);
- * if (typeof load !== "function") throw new Error();
+ * import { initialVersionOps, readFiles } from "./versions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await (await initialVersionOps(kv, "acme", "web", "usr_1", new Date()))(kv.atomic()).commit();
+ * if ((await readFiles(kv, "acme", "web", 0)).size !== 0) throw new Error("version 0 is empty");
+ * kv.close();
  * ```
  */
 export async function readFiles(

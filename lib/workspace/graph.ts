@@ -10,7 +10,7 @@
 import type { Problem } from "../errors.ts";
 import { deepChains, showChain } from "../graph_chains.ts";
 import { findCycles } from "../graph_cycles.ts";
-import { didYouMean } from "../text/suggest.ts";
+import { didYouMean } from "../suggest.ts";
 import type { QualifierModel } from "./model.ts";
 
 /** The longest chain of `qualifier.<name>` references: every qualifier of it counts. */

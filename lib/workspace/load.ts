@@ -11,7 +11,7 @@ import type { Problem } from "../errors.ts";
 import { refName, validatePredicate } from "../conditions.ts";
 import { parseToml, type TomlTable } from "../toml.ts";
 import { FieldChecker, keyPath } from "../toml_fields.ts";
-import { didYouMean } from "../text/suggest.ts";
+import { didYouMean } from "../suggest.ts";
 import { graphProblems } from "./graph.ts";
 import { classifyPath, type FileKind, LAYOUT_SUMMARY } from "./layout.ts";
 import {

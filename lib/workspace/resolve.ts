@@ -10,7 +10,7 @@
  */
 import { compileAll, type Context, type Matcher } from "../conditions.ts";
 import { NotFoundError, UsageError } from "../errors.ts";
-import { didYouMean } from "../text/suggest.ts";
+import { didYouMean } from "../suggest.ts";
 import type { Resolution, WorkspaceModel } from "./model.ts";
 
 /** Resolves a variable against a context, synchronously. */

@@ -1,6 +1,6 @@
 import { assertEquals, assertThrows } from "../assert.ts";
 import { InvalidRequestError } from "../../lib/errors.ts";
-import { isOrigin, validateCreateInput } from "../../lib/auth/issuance.ts";
+import { type CreateTokenInput, isOrigin, validateCreateInput } from "../../lib/auth/issuance.ts";
 
 const now = new Date("2030-01-01T00:00:00Z");
 
@@ -62,4 +62,27 @@ Deno.test("validateCreateInput() enforces the binding fields of each type", () =
     ["https://x.example"],
     "2030-01-31T23:00:00.000Z",
   ]);
+});
+
+Deno.test("a creation body as received may carry null for the optional fields and any type", () => {
+  // The received body is typed as the wire carries a token; `type` is checked by validation.
+  const input: CreateTokenInput = {
+    type: "superadmin",
+    name: "root",
+    description: null,
+    tenant_slug: null,
+    namespace_slug: null,
+    environment_slug: null,
+    allowed_origins: [],
+    scopes: [],
+    expires_at: null,
+  };
+  const spec = validateCreateInput(input, now);
+  assertEquals(spec.description, null);
+  assertEquals(spec.expires_at, null);
+  assertThrows(
+    () => validateCreateInput({ ...input, type: "root" }, now),
+    InvalidRequestError,
+    "root",
+  );
 });

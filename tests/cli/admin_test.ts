@@ -155,3 +155,29 @@ Deno.test("cfgtool admin user and session management on a real installation", as
     await inst.close();
   }
 });
+
+Deno.test("admin commands refusing a value given on the command line exit 2 (a usage mistake), not 1", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const kv = ["--kv", `${dir}/kv.sqlite3`];
+    const email = await runCli(["admin", "user", "create", ...kv, "--email", "not-an-email"]);
+    assertEquals(email.code, 2, email.stderr);
+    assertStringIncludes(email.stderr, 'error: Cannot use "not-an-email" as email');
+    const long = await runCli([
+      "admin",
+      "user",
+      "create",
+      ...kv,
+      "--email",
+      `${"a".repeat(300)}@x`,
+    ]);
+    assertEquals(long.code, 2, long.stderr);
+    assertStringIncludes(long.stderr, "email is 302 characters long");
+    const name = await runCli(["admin", "bootstrap", ...kv, "--name", " "]);
+    assertEquals(name.code, 2, name.stderr);
+    assertStringIncludes(name.stderr, 'Cannot use name " "');
+    assertEquals(name.stdout, "");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,7 +1,13 @@
 /** exitCodeFor(): the one place errors become exit statuses and stderr lines. */
 import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
 import { exitCodeFor } from "../../lib/cli/exit.ts";
-import { CfgtoolError, KvOpenError, UnauthorizedError } from "../../lib/errors.ts";
+import {
+  CfgtoolError,
+  InvalidRequestError,
+  KvOpenError,
+  UnauthorizedError,
+  UsageError,
+} from "../../lib/errors.ts";
 
 function run(err: unknown): { code: number; text: string } {
   const lines: string[] = [];
@@ -46,4 +52,25 @@ Deno.test("a TLS failure suggests http:// and DENO_CERT; other errors get no adv
 Deno.test("a KV Connect URL without its access token is a usage error (exit 2)", () => {
   assertEquals(run(new KvOpenError("kv_access_token_missing", "set it")).code, 2);
   assertEquals(run(new KvOpenError("kv_unavailable", "down")).code, 1);
+});
+
+Deno.test("a 400 invalid_request from the server is a failed operation (exit 1) with its message", () => {
+  const { code, text } = run(
+    new InvalidRequestError("Cannot use limit 0: it must be a positive integer", {
+      details: { field: "limit" },
+    }),
+  );
+  assertEquals(code, 1);
+  assertEquals(text, "error: Cannot use limit 0: it must be a positive integer");
+  // the same code without the class (an event stream's plain CfgtoolError) exits 1 too
+  assertEquals(
+    run(new CfgtoolError("invalid_request", "bad", { status: 400 })).code,
+    1,
+  );
+});
+
+Deno.test("a mistake on the command line (UsageError) exits 2, though its code is invalid_request", () => {
+  const { code, text } = run(new UsageError("--context needs key=value"));
+  assertEquals(code, 2);
+  assertEquals(text, "error: --context needs key=value");
 });

@@ -98,6 +98,15 @@ Deno.test("remote commands without --token or CFGTOOL_TOKEN exit 2", async () =>
   assertUsage(r, "pass --token <token> or set CFGTOOL_TOKEN");
 });
 
+Deno.test("token list --namespace without --tenant exits 2 and sends nothing", async () => {
+  // port 9 (discard) is never listened on: a request sent would fail with exit 1
+  const r = await cfgtool(["token", "list", "--namespace", "web"], {
+    CFGTOOL_SERVER: "http://127.0.0.1:9",
+    CFGTOOL_TOKEN: "svc_read_x",
+  });
+  assertUsage(r, "--namespace needs --tenant");
+});
+
 Deno.test("a --server that is not an http(s) URL exits 2", async () => {
   assertUsage(await cfgtool(["tenant", "list", "--server", "ftp://x", "--token", "t"]), "http(s)");
 });

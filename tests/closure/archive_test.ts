@@ -2,6 +2,7 @@ import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { packTar } from "tar";
 import { DEFAULT_UNPACK_LIMITS, packArchive, unpackArchive } from "../../lib/closure/archive.ts";
 import { CfgtoolError, UsageError } from "../../lib/errors.ts";
+import { MAX_MANIFEST_FILES } from "../../lib/flags/model.ts";
 
 const enc = new TextEncoder();
 const files = new Map([
@@ -101,4 +102,8 @@ Deno.test("unpackArchive refuses bytes that are not an archive with a clear mess
   await assertRejects(() => unpackArchive(enc.encode("hello world, not a tarball")), UsageError);
   const notTar = await gzip(enc.encode("x".repeat(600)));
   await assertRejects(() => unpackArchive(notTar), UsageError);
+});
+
+Deno.test("an archive may hold as many entries as a manifest may hold files", () => {
+  assertEquals(DEFAULT_UNPACK_LIMITS.maxEntries, MAX_MANIFEST_FILES);
 });

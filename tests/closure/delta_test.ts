@@ -10,7 +10,7 @@ import {
 } from "../../lib/closure/delta.ts";
 import { closureHash } from "../../lib/closure/hash.ts";
 import { sha256Hex } from "../../lib/bytes.ts";
-import { selectClosure } from "../../lib/closure/select.ts";
+import { selectClosure } from "../../lib/flags/select.ts";
 import { tarSize } from "../../lib/events/closures.ts";
 import { flagToml, NS_TOML, segmentToml } from "../events/world.ts";
 

@@ -1,8 +1,9 @@
 /**
- * The CLI's errors for a rejected credential, an unreachable server and an
- * unopenable KV Connect store, run as a user would (real subprocess, real
- * server): which server, which credential prefix, what to check, in plain
- * words and without a stack trace.
+ * The CLI's errors for a rejected credential, an unreachable server, a
+ * request the server refuses as malformed and an unopenable KV Connect
+ * store, run as a user would (real subprocess; a real server, or a canned
+ * one for the 400): which server, which credential prefix, what to check, in
+ * plain words and without a stack trace.
  */
 import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
 import { CLI } from "../cli_process.ts";
@@ -98,6 +99,34 @@ Deno.test("connection refused, an unresolvable name and TLS to a plain-HTTP serv
   for (const r of [refused, dns]) {
     assert(!r.stderr.includes("fetch failed"), r.stderr);
     assert(!r.stderr.includes("error sending request"), r.stderr);
+  }
+});
+
+Deno.test("a 400 invalid_request from the server exits 1 with the server's message, not 2", async () => {
+  const token = `svc_admin_${"B".repeat(44)}`;
+  const ac = new AbortController();
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", signal: ac.signal, onListen: () => {} },
+    () =>
+      Response.json(
+        {
+          code: "invalid_request",
+          message: "Cannot filter by namespace without tenant",
+          details: { field: "namespace" },
+          request_id: "req_400",
+        },
+        { status: 400, headers: { server: "cfgtool/0.0.0" } },
+      ),
+  );
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}`;
+    const r = await runCli(["tenant", "list", "--server", url, "--token", token]);
+    assertEquals(r.code, 1, r.stderr);
+    assertEquals(r.stderr.trim(), "error: Cannot filter by namespace without tenant");
+    assertEquals(r.stdout, "");
+  } finally {
+    ac.abort();
+    await server.finished;
   }
 });
 

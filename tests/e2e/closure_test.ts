@@ -3,7 +3,7 @@ import { closureHash } from "../../lib/closure/hash.ts";
 import { unpackArchive } from "../../lib/closure/archive.ts";
 import { encodeSubscription } from "../../lib/protocol/subscription.ts";
 import { createNamespace } from "../../lib/store/namespaces.ts";
-import { commitVersion } from "../../lib/store/versions.ts";
+import { commitVersion } from "../store/commit.ts";
 import { openKv } from "../../lib/store/kv.ts";
 import { readSse } from "../events/sse_client.ts";
 import { flagToml, NS_TOML, segmentToml } from "../events/world.ts";

@@ -11,7 +11,7 @@ import { encodeSubscription } from "../../lib/protocol/subscription.ts";
 import type { Environment } from "../../lib/flags/model.ts";
 import { openKv } from "../../lib/store/kv.ts";
 import { headKey, versionKey } from "../../lib/store/keys.ts";
-import { commitVersion } from "../../lib/store/versions.ts";
+import { commitVersion } from "../store/commit.ts";
 import {
   OLDER_ENVIRONMENTS,
   olderReleaseFiles,

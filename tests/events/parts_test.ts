@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertThrows } from "../assert.ts";
-import { ClosureMemo, memoFor } from "../../lib/closure/memo.ts";
+import { ClosureMemo } from "../../lib/closure/memo.ts";
 import { ConnectionRegistry } from "../../lib/events/registry.ts";
 import { createSseStream, KEEPALIVE_FRAME, sseFrame } from "../../lib/events/sse.ts";
 import { inlineData, inlineParts, resyncData, snapshotData } from "../../lib/protocol/events.ts";
@@ -64,9 +64,6 @@ Deno.test("ClosureMemo evicts least recently used entries by count and bytes", a
   };
   await Promise.all([m.getOrCreate("x", make), m.getOrCreate("x", make)]);
   assertEquals(made, 1);
-  const kv = await Deno.openKv(":memory:");
-  assert(memoFor(kv) === memoFor(kv));
-  kv.close();
 });
 
 Deno.test("event payloads have the spec's fields", () => {

@@ -1,6 +1,5 @@
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { closureHash } from "../../lib/closure/hash.ts";
-import { eventHubOf } from "../../lib/http/events.ts";
 import { headKey, versionKey } from "../../lib/store/keys.ts";
 import { pruneNamespace } from "../../lib/store/retention.ts";
 import type { Received } from "./sse_client.ts";
@@ -58,7 +57,7 @@ Deno.test("no event when the subscription's closure is byte-identical", async ()
       "flags/b.toml": flagToml("B"),
     });
     await settle();
-    await eventHubOf(w.kv)!.settled();
+    await w.server.runtime.hub.settled();
     assertEquals(s.received.filter(isEvent).length, 1);
     // the next change of `a` chains from the closure the client holds, prev_version = 1
     await w.push({
@@ -81,7 +80,7 @@ Deno.test("subscribers with the same subscription share one delta computation", 
     const same = await Promise.all([1, 2, 3, 4, 5].map(() => w.stream("ns=acme/web:a", w.admin)));
     const other = await w.stream("ns=acme/web:*", w.admin);
     for (const s of [...same, other]) await s.next();
-    const hub = eventHubOf(w.kv)!;
+    const hub = w.server.runtime.hub;
     assertEquals(hub.stats.feeds, 1);
     assertEquals(hub.stats.groups, 2);
     await w.push({ "namespace.toml": NS_TOML, "flags/a.toml": flagToml("A2") });
@@ -256,7 +255,7 @@ Deno.test("a pruned base gives resync version_too_old after inline events, a sna
       await w.push(files);
     }
     await settle();
-    await eventHubOf(w.kv)!.settled();
+    await w.server.runtime.hub.settled();
     await pruneNamespace(w.kv, "acme", "web", { days: 0, versions: 2 }); // keeps v4, v5
     files["flags/a.toml"] = flagToml("A6");
     await w.push(files); // v6
@@ -298,7 +297,7 @@ Deno.test("a base missing above the horizon gives resync pre_git_era", async () 
     files["flags/b.toml"] = flagToml("B");
     await w.push(files); // v3: no event; the client stays at v2
     await settle();
-    await eventHubOf(w.kv)!.settled();
+    await w.server.runtime.hub.settled();
     await w.kv.delete(versionKey("acme", "web", 2)); // history rewritten (a backfill)
     files["flags/a.toml"] = flagToml("A4");
     await w.push(files);

@@ -1,7 +1,14 @@
 import fc from "fast-check";
 import murmurhash from "murmurhash";
 import { assertEquals } from "../assert.ts";
-import { bucketOf, bucketValueOf, murmur3, murmur3Strings } from "../../lib/flags/bucket.ts";
+import {
+  bucketOf,
+  bucketValueOf,
+  murmur3,
+  murmur3Finalize,
+  murmur3MixBlock,
+  murmur3Strings,
+} from "../../lib/flags/bucket.ts";
 import { referenceMurmur3 } from "./_murmur3_reference.ts";
 
 const enc = new TextEncoder();
@@ -58,6 +65,19 @@ Deno.test("murmur3Strings() equals the reference on UTF-8 bytes for any strings"
         murmur3(enc.encode(a + b)) === expected;
     }),
     { numRuns: 2000 },
+  );
+});
+
+Deno.test("folding 32-bit words with murmur3MixBlock() and murmur3Finalize() is murmur3 of their bytes", () => {
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 0, max: 0xffffffff })), fc.nat(), (words, seed) => {
+      let h = seed | 0;
+      for (const w of words) h = murmur3MixBlock(h, w);
+      const bytes = new Uint8Array(words.length * 4);
+      words.forEach((w, i) => new DataView(bytes.buffer).setUint32(i * 4, w, true));
+      return murmur3Finalize(h, bytes.length) === referenceMurmur3(bytes, seed);
+    }),
+    { numRuns: 1000 },
   );
 });
 

@@ -13,12 +13,10 @@
 import fc from "fast-check";
 import { assert, assertEquals } from "../assert.ts";
 import { createServer } from "../../server.ts";
-import { ManifestWorkers } from "../../lib/workers/manifest_workers.ts";
+import { Runtime } from "../../lib/runtime/runtime.ts";
 import { createApp } from "../../lib/http/app.ts";
 import { randomTokenKey } from "../../lib/auth/hmac_key.ts";
 import { bootstrapSuperadmin } from "../../lib/auth/bootstrap.ts";
-import { HeadWatcher } from "../../lib/store/head_watcher.ts";
-import { StreamGuard } from "../../lib/auth/stream_guard.ts";
 import { DEFAULT_SETTINGS } from "../../lib/settings.ts";
 import { silentLogger } from "../../lib/log.ts";
 import { createUser } from "../../lib/store/users.ts";
@@ -30,20 +28,10 @@ const SEED = Deno.env.get("FUZZ_SEED");
 /** Every route of the app, as `{method, path}` with `:param` placeholders. */
 async function routeList(): Promise<{ method: string; path: string }[]> {
   const kv = await Deno.openKv(":memory:");
-  const heads = new HeadWatcher(kv);
-  const guard = new StreamGuard(kv);
-  const shutdown = new AbortController();
+  const key = await randomTokenKey();
+  const runtime = new Runtime({ kv, key, log: silentLogger, settings: DEFAULT_SETTINGS });
   try {
-    const app = createApp({
-      kv,
-      key: await randomTokenKey(),
-      log: silentLogger,
-      heads,
-      guard,
-      settings: DEFAULT_SETTINGS,
-      shutdown: shutdown.signal,
-      workers: new ManifestWorkers(), // never started: no route is called
-    });
+    const app = createApp({ kv, key, log: silentLogger, settings: DEFAULT_SETTINGS, runtime });
     const seen = new Set<string>();
     const out: { method: string; path: string }[] = [];
     for (const r of app.routes) {
@@ -53,9 +41,7 @@ async function routeList(): Promise<{ method: string; path: string }[]> {
     }
     return out;
   } finally {
-    shutdown.abort();
-    guard.close();
-    heads.close();
+    runtime.close();
     kv.close();
   }
 }

@@ -68,6 +68,13 @@ Deno.test("bulkBody() renders ERROR results as OFREP failures and rule indexes a
   ]);
 });
 
+Deno.test("bulkBody() ETags are stable across releases, so pollers keep their 304s", () => {
+  const results = { a: result({}), b: result({ flag: "b", value: "x", variation: "x" }) };
+  assertEquals(bulkBody(results, null).etag, '"f96114be857bba77"');
+  assertEquals(bulkBody(results, "http://x/s?token=t").etag, '"dcfe9210ee3323c3"');
+  assertEquals(bulkBody({}, null).etag, '"ebb6c228d9aaf7d3"');
+});
+
 Deno.test("etagMatches() compares weakly and understands lists and *", () => {
   assert(etagMatches('"ab"', '"ab"'));
   assert(etagMatches('W/"ab"', '"ab"'));

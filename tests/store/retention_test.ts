@@ -10,7 +10,8 @@ import {
 import { getBlob } from "../../lib/store/blobs.ts";
 import { createNamespace, deleteNamespace } from "../../lib/store/namespaces.ts";
 import { createTenant } from "../../lib/store/tenants.ts";
-import { commitVersion, getVersion, listVersions, readFiles } from "../../lib/store/versions.ts";
+import { getVersion, listVersions, readFiles } from "../../lib/store/versions.ts";
+import { commitVersion } from "./commit.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 const NOW = new Date("2030-06-01T00:00:00Z");

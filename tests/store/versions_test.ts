@@ -3,14 +3,8 @@ import { NotFoundError, PreconditionFailedError } from "../../lib/errors.ts";
 import { closureHash } from "../../lib/closure/hash.ts";
 import { createNamespace } from "../../lib/store/namespaces.ts";
 import { createTenant } from "../../lib/store/tenants.ts";
-import {
-  type CommitInput,
-  commitVersion,
-  getHead,
-  getVersion,
-  listVersions,
-  readFiles,
-} from "../../lib/store/versions.ts";
+import { getHead, getVersion, listVersions, readFiles } from "../../lib/store/versions.ts";
+import { commitVersion, type TestCommitInput } from "./commit.ts";
 
 const enc = new TextEncoder();
 
@@ -25,7 +19,10 @@ async function withNamespace(fn: (kv: Deno.Kv) => Promise<void>) {
   }
 }
 
-const push = (files: Record<string, string>, extra: Partial<CommitInput> = {}): CommitInput => ({
+const push = (
+  files: Record<string, string>,
+  extra: Partial<TestCommitInput> = {},
+): TestCommitInput => ({
   tenant: "acme",
   namespace: "web",
   files: new Map(Object.entries(files).map(([p, t]) => [p, enc.encode(t)])),

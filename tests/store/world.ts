@@ -9,7 +9,7 @@
  */
 import { createNamespace } from "../../lib/store/namespaces.ts";
 import { createTenant } from "../../lib/store/tenants.ts";
-import { commitVersion } from "../../lib/store/versions.ts";
+import { commitVersion } from "./commit.ts";
 
 /** The tenants and namespaces a world starts with. */
 export interface Layout {

@@ -1,5 +1,5 @@
 import { assertEquals } from "../assert.ts";
-import { closureFlags, selectClosure } from "../../lib/closure/select.ts";
+import { closureFlags, selectClosure } from "../../lib/flags/select.ts";
 import { validateManifest } from "../../lib/flags/validate.ts";
 import { flagToml, NS_TOML, segmentToml } from "../events/world.ts";
 

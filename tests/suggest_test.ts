@@ -1,5 +1,5 @@
-import { assertEquals } from "../assert.ts";
-import { closestName, didYouMean } from "../../lib/text/suggest.ts";
+import { assertEquals } from "./assert.ts";
+import { closestName, didYouMean } from "../lib/suggest.ts";
 
 Deno.test("closestName suggests a name one edit away", () => {
   assertEquals(closestName("eu-customer", ["beta-testers", "eu-customers"]), "eu-customers");

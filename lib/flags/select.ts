@@ -10,10 +10,10 @@
  *
  * @module
  */
-import { type Manifest, parseManifestPath } from "../flags/model.ts";
-import { reachableSegments } from "../flags/reach.ts";
-import { parseManifest } from "../flags/validate.ts";
-import type { FileSet } from "./hash.ts";
+import { type Manifest, parseManifestPath } from "./model.ts";
+import { reachableSegments } from "./reach.ts";
+import { parseManifest } from "./validate.ts";
+import type { FileSet } from "../closure/hash.ts";
 import type { FlagSelection } from "../protocol/subscription.ts";
 
 /**

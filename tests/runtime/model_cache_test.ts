@@ -1,9 +1,10 @@
 import { assert, assertEquals } from "../assert.ts";
-import { ModelCache } from "../../lib/flags/model_cache.ts";
+import { ModelCache } from "../../lib/runtime/model_cache.ts";
 import { evaluateFlag } from "../../lib/flags/evaluate.ts";
 import { HeadWatcher } from "../../lib/store/head_watcher.ts";
-import { commitVersion, initialVersionOps } from "../../lib/store/versions.ts";
-import { olderReleaseFileSet } from "./older_release_fixture.ts";
+import { initialVersionOps } from "../../lib/store/versions.ts";
+import { commitVersion } from "../store/commit.ts";
+import { olderReleaseFileSet } from "../flags/older_release_fixture.ts";
 
 const enc = new TextEncoder();
 const NS = "schema_version = 1\n[namespace.environments.production]\npublic_evaluate = false\n";

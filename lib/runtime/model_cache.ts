@@ -33,8 +33,8 @@
  *
  * @module
  */
-import { type CompiledModel, compileManifestInSlices } from "./evaluate.ts";
-import type { Manifest } from "./model.ts";
+import { type CompiledModel, compileManifestInSlices } from "../flags/evaluate.ts";
+import type { Manifest } from "../flags/model.ts";
 import { ManifestWorkers } from "../workers/manifest_workers.ts";
 import { warmPatterns } from "../linear_regex.ts";
 import type { Logger } from "../log.ts";

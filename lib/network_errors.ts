@@ -6,6 +6,10 @@
  * (`ECONNREFUSED`, `ENOTFOUND`, `EPROTO`, `UND_ERR_CONNECT_TIMEOUT`); this
  * module walks that chain and says which failure it was. Web APIs only.
  *
+ * A leaf: the SDK (lib/client/) explains a failed request with it and the
+ * store (lib/store/kv.ts) a KV Connect URL it cannot open; it imports
+ * nothing of the project.
+ *
  * @module
  */
 
@@ -39,7 +43,7 @@ export interface NetworkFailure {
  *
  * @example
  * ```ts
- * import { describeNetworkFailure } from "./_network_error.ts";
+ * import { describeNetworkFailure } from "./network_errors.ts";
  * const err = new TypeError("fetch failed", {
  *   cause: new Error("client error (Connect): tcp connect error: Connection refused (os error 111)"),
  * });

@@ -3,8 +3,8 @@
  * loopback port, a name that cannot resolve, https:// against a plain-HTTP
  * loopback server, a server that never answers; and Node's error codes.
  */
-import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
-import { describeNetworkFailure } from "../../lib/client/_network_error.ts";
+import { assert, assertEquals, assertStringIncludes } from "./assert.ts";
+import { describeNetworkFailure } from "../lib/network_errors.ts";
 
 /** A loopback port nothing listens on (bound, then closed). */
 function closedPort(): number {

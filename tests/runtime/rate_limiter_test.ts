@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { RateLimitError } from "../../lib/errors.ts";
-import { RateLimiter } from "../../lib/http/rate_limit.ts";
+import { RateLimiter } from "../../lib/runtime/rate_limiter.ts";
 
 Deno.test("RateLimiter.take() allows the quota as a burst, then refuses with Retry-After", () => {
   let now = 1_000_000;

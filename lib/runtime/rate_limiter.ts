@@ -54,7 +54,7 @@ export interface RateDecision {
  *
  * @example
  * ```ts
- * import { RateLimiter } from "./rate_limit.ts";
+ * import { RateLimiter } from "./rate_limiter.ts";
  * let now = 0;
  * const limiter = new RateLimiter({ perMinute: 2, now: () => now });
  * const key = RateLimiter.key("acme", "web", "staging", "https://app.example");

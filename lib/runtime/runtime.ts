@@ -1,0 +1,142 @@
+/**
+ * The per-process state of one server, built once by `createServer` and
+ * handed to every route: the head watcher and what hangs off it (compiled
+ * models, the event hub), the manifest workers, the closure and archive
+ * memos, the CORS origin index, the client rate limiter and the stream
+ * guard. No other module keeps state of its own between requests, so two
+ * servers in one process (as tests run them) share nothing, and closing a
+ * server releases everything it held.
+ *
+ * Writes made through this process tell the runtime what they changed
+ * ({@linkcode Runtime.namespaceChanged}, {@linkcode Runtime.tenantChanged})
+ * before they answer; writes made by other processes reach it through the
+ * head watcher.
+ *
+ * @module
+ */
+import { StreamGuard } from "../auth/stream_guard.ts";
+import { ClosureMemo } from "../closure/memo.ts";
+import { EventHub } from "../events/hub.ts";
+import type { Logger } from "../log.ts";
+import type { ServiceSettings } from "../settings.ts";
+import { HeadWatcher } from "../store/head_watcher.ts";
+import { ManifestWorkers } from "../workers/manifest_workers.ts";
+import { ClientOriginIndex } from "./client_origins.ts";
+import { ModelCache } from "./model_cache.ts";
+import { RateLimiter } from "./rate_limiter.ts";
+
+/** What a {@linkcode Runtime} is built from. */
+export interface RuntimeOptions {
+  /** The opened KV. */
+  kv: Deno.Kv;
+  /** The HMAC key (signed closure URLs of the event stream). */
+  key: CryptoKey;
+  /** Where logs go. */
+  log: Logger;
+  /** Tunables. */
+  settings: ServiceSettings;
+  /** Start the manifest workers now rather than on first use. */
+  startWorkers?: boolean;
+  /** Clock, for tests. */
+  now?: () => Date;
+}
+
+/**
+ * One server's per-process state.
+ *
+ * @example
+ * ```ts
+ * import { Runtime } from "./runtime.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { DEFAULT_SETTINGS } from "../settings.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const runtime = new Runtime({ kv, key: await randomTokenKey(), log: () => {}, settings: DEFAULT_SETTINGS });
+ * const cached = await runtime.models.get("acme", "web");
+ * if (cached !== null) throw new Error("no namespace, no model");
+ * runtime.close();
+ * kv.close();
+ * ```
+ */
+export class Runtime {
+  /** The process's one watcher of namespace heads. */
+  readonly heads: HeadWatcher;
+  /** Ends long-lived streams whose credential was revoked or expired. */
+  readonly guard: StreamGuard;
+  /** Large uploads, stored versions and archives are handled there. */
+  readonly workers: ManifestWorkers;
+  /** Compiled evaluation models per namespace. */
+  readonly models: ModelCache;
+  /** The event-stream hub. */
+  readonly hub: EventHub;
+  /** Archives of subscription closures, shared by the closure endpoint and the streams. */
+  readonly closures: ClosureMemo;
+  /** Archives of whole manifest versions (`GET …/manifest`). */
+  readonly manifests: ClosureMemo;
+  /** Origins of namespace-client tokens, for preflights. */
+  readonly origins: ClientOriginIndex;
+  /** The namespace-client rate limiter. */
+  readonly limiter: RateLimiter;
+  /** Aborted by {@linkcode Runtime.close}: long-lived streams end on it. */
+  readonly shutdown: AbortSignal;
+  readonly #stop = new AbortController();
+
+  /** @param options what the state is built from */
+  constructor(options: RuntimeOptions) {
+    const { kv, settings, log } = options;
+    this.shutdown = this.#stop.signal;
+    this.heads = new HeadWatcher(kv, { pollIntervalMs: settings.headPollMs });
+    this.guard = new StreamGuard(kv, { intervalMs: settings.streamAuthCheckMs });
+    this.workers = new ManifestWorkers();
+    if (options.startWorkers) this.workers.start();
+    this.models = new ModelCache(kv, this.heads, {
+      settleMs: Math.max(50, 2 * settings.headPollMs),
+      log,
+      workers: this.workers,
+    });
+    this.closures = new ClosureMemo();
+    this.manifests = new ClosureMemo({ maxEntries: 256, maxBytes: 32 * 1024 * 1024 });
+    this.hub = new EventHub({
+      kv,
+      key: options.key,
+      heads: this.heads,
+      settings,
+      log,
+      workers: this.workers,
+      closures: this.closures,
+      shutdown: this.shutdown,
+      ...(options.now ? { now: options.now } : {}),
+    });
+    this.origins = new ClientOriginIndex(kv);
+    this.limiter = new RateLimiter({ perMinute: settings.clientRateLimitPerMinute });
+  }
+
+  /**
+   * A write through this process changed a namespace (its manifest, its
+   * settings, its existence): the next evaluation reads its head again.
+   *
+   * @param tenant tenant slug
+   * @param namespace namespace slug
+   */
+  namespaceChanged(tenant: string, namespace: string): void {
+    this.models.invalidate(tenant, namespace);
+  }
+
+  /**
+   * A write through this process changed a tenant or the set of its
+   * namespaces: every cached model of the tenant is read again.
+   *
+   * @param tenant tenant slug
+   */
+  tenantChanged(tenant: string): void {
+    this.models.invalidateTenant(tenant);
+  }
+
+  /** Ends the streams, stops the watchers and the workers. */
+  close(): void {
+    this.#stop.abort();
+    this.models.close();
+    this.guard.close();
+    this.heads.close();
+    this.workers.close();
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * `serve(options)`: binds the port, opens the KV and the token key, and
+ * serves the flag service (lib/server/create.ts) with connection limits
+ * (lib/net/bounded_server.ts) until its signal aborts.
+ *
+ * @module
+ */
+import { bufferedWriter, createLogger, type Logger } from "../log.ts";
+import { CfgtoolError } from "../errors.ts";
+import { DEFAULT_KV_PATH, openKv } from "../store/kv.ts";
+import { openTokenKey } from "../auth/hmac_key.ts";
+import { DESCRIPTOR_RESERVE, resolveSettings, type ServiceSettings } from "../settings.ts";
+import { type ConnectionLimits, serveBounded } from "../net/bounded_server.ts";
+import { raiseDescriptorLimit } from "../net/fd_limit.ts";
+import { createServer } from "./create.ts";
+
+/** Options of {@linkcode serve}. Aborting `signal` with a string reason (`"SIGTERM"`) names it in the shutdown log line. */
+export interface ServeOptions {
+  /** KV location: a path, `:memory:` or a KV Connect URL (default `./cfgtool-data/kv.sqlite3`). */
+  kv?: string;
+  /** Public origin for URLs the service hands out (behind a proxy). */
+  publicUrl?: string;
+  /** HMAC key file (default: `token.key` beside the KV file, created when absent). */
+  tokenKeyFile?: string;
+  /** Listening address (default `127.0.0.1`). */
+  hostname?: string;
+  /** Port; 0 picks a free one (default 8080). */
+  port?: number;
+  /** Where logs go. */
+  log?: Logger;
+  /** Aborting this stops the server. */
+  signal?: AbortSignal;
+  /** Tunables; unset ones take the defaults of lib/settings.ts. */
+  settings?: Partial<ServiceSettings>;
+  /** Called once the server listens, with its address. */
+  onListen?: (addr: { hostname: string; port: number }) => void;
+}
+
+/**
+ * Opens the KV and serves until `signal` aborts. Resolves when the server has
+ * stopped and the KV is closed.
+ *
+ * @example
+ * ```ts ignore
+ * import { serve } from "./serve.ts";
+ * const ac = new AbortController();
+ * const done = serve({ kv: ":memory:", port: 0, signal: ac.signal });
+ * ac.abort();
+ * await done;
+ * ```
+ */
+export async function serve(options: ServeOptions = {}): Promise<void> {
+  const stderr = bufferedWriter();
+  const log = options.log ?? createLogger("info", stderr.write);
+  try {
+    await serveWith(options, log);
+  } finally {
+    stderr.flush();
+  }
+}
+
+async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
+  const kvSpec = options.kv ?? DEFAULT_KV_PATH;
+  const hostname = options.hostname ?? "127.0.0.1";
+  const port = options.port ?? 8080;
+  const settings = resolveSettings(options.settings);
+  const descriptors = raiseDescriptorLimit();
+  // Bind before anything touches the disk: a busy port must leave no KV file or key behind.
+  const listener = bind(hostname, port);
+  let kv: Deno.Kv | undefined;
+  let loaded;
+  try {
+    kv = await openKv(kvSpec);
+    loaded = await openTokenKey(
+      kv,
+      options.tokenKeyFile === undefined
+        ? { kv: kvSpec }
+        : { kv: kvSpec, keyFile: options.tokenKeyFile },
+    );
+  } catch (err) {
+    kv?.close();
+    listener.close();
+    throw err;
+  }
+  if (loaded.created) log("info", "created token HMAC key file", { path: loaded.path });
+  else if (loaded.path === null) {
+    log("info", "using an in-process token HMAC key (tokens die with the process)");
+  }
+  const limits = connectionLimits(settings, descriptors.soft);
+  log("info", "file descriptor limit", {
+    soft: descriptors.soft,
+    hard: descriptors.hard,
+    ...(descriptors.raisedFrom !== undefined ? { raised_from: descriptors.raisedFrom } : {}),
+    ...(descriptors.note ? { note: descriptors.note } : {}),
+    max_connections: limits.maxConnections,
+  });
+  const server = createServer({
+    kv,
+    key: loaded.key,
+    log,
+    settings,
+    startWorkers: true,
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+  });
+  const stop = new AbortController();
+  const http = serveBounded(listener, server.fetch, { limits, log, signal: stop.signal });
+  const onAbort = () => {
+    const { connections, inFlight } = http.stats();
+    const reason = options.signal?.reason;
+    log("info", "shutting down", {
+      signal: typeof reason === "string" ? reason : "abort",
+      open_streams_closed: inFlight,
+      connections,
+    });
+    // End long-lived streams first, or a graceful shutdown would wait for them.
+    void server.close();
+    stop.abort();
+  };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener("abort", onAbort, { once: true });
+  const addr = { hostname: listener.addr.hostname, port: listener.addr.port };
+  log("info", "listening", { url: `http://${addr.hostname}:${addr.port}`, kv: describeKv(kvSpec) });
+  options.onListen?.(addr);
+  await http.finished;
+  await server.close();
+  kv.close();
+}
+
+function bind(hostname: string, port: number): Deno.TcpListener {
+  try {
+    return Deno.listen({ hostname, port });
+  } catch (err) {
+    if (err instanceof Deno.errors.AddrInUse) {
+      throw new CfgtoolError("address_in_use", `Port ${port} on ${hostname} is already in use`);
+    }
+    throw err;
+  }
+}
+
+/** The connection limits of the settings; `maxConnections` 0 follows the descriptor limit. */
+function connectionLimits(settings: ServiceSettings, softLimit: number | null): ConnectionLimits {
+  const auto = softLimit === null
+    ? Number.MAX_SAFE_INTEGER
+    : Math.max(16, softLimit - DESCRIPTOR_RESERVE);
+  return {
+    headerTimeoutMs: settings.headerTimeoutMs,
+    keepAliveTimeoutMs: settings.keepAliveTimeoutMs,
+    maxConnections: settings.maxConnections > 0 ? settings.maxConnections : auto,
+  };
+}
+
+function describeKv(spec: string): string {
+  // A KV Connect URL may carry credentials in its userinfo; never log them.
+  try {
+    const u = new URL(spec);
+    if (u.protocol === "http:" || u.protocol === "https:") {
+      return `${u.protocol}//${u.host}${u.pathname}`;
+    }
+  } catch {
+    // a path
+  }
+  return spec;
+}
