@@ -208,20 +208,25 @@ export class ProblemsError extends CfgtoolError {
   /**
    * Creates the error for a set of problems (HTTP 422).
    *
-   * @param problems every problem found
+   * @param problems every problem found, or the first of them
    * @param code the stable code (default `invalid_manifest`)
    * @param message the message (default: a count of the problems)
+   * @param total how many problems there are, when `problems` lists only the first
    */
   constructor(
     problems: Problem[],
     code = "invalid_manifest",
     message?: string,
+    total: number = problems.length,
   ) {
+    const listed = total > problems.length ? ` (the first ${problems.length} are listed)` : "";
     super(
       code,
-      message ??
-        `${problems.length} problem${problems.length === 1 ? "" : "s"} found`,
-      { status: 422, details: { problems } },
+      message ?? `${total} problem${total === 1 ? "" : "s"} found${listed}`,
+      {
+        status: 422,
+        details: total > problems.length ? { problems, problem_count: total } : { problems },
+      },
     );
     this.name = "ProblemsError";
     this.problems = problems;

@@ -92,7 +92,9 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
     const { tenant, namespace } = await target(c, "manifest.write");
     const ifMatch = parseIfMatch(c.req.header("if-match"));
     const upload = await readUpload(c, workers);
-    if (upload.problems.length > 0) throw new ProblemsError(upload.problems);
+    if (upload.problemCount > 0) {
+      throw new ProblemsError(upload.problems, undefined, undefined, upload.problemCount);
+    }
     const result = await commitVersion(kv, {
       tenant,
       namespace,
@@ -110,8 +112,12 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.post("/lint", async (c) => {
     await target(c, "manifest.write");
-    const { problems } = await readUpload(c, workers);
-    return c.json({ ok: problems.length === 0, problems });
+    const { problems, problemCount } = await readUpload(c, workers);
+    return c.json({
+      ok: problemCount === 0,
+      problems,
+      ...(problemCount > problems.length ? { problem_count: problemCount } : {}),
+    });
   });
 
   app.get("/versions", async (c) => {
@@ -164,8 +170,8 @@ async function validEnvironments(
   workers: ManifestWorkers,
   files: ReadonlyMap<string, Uint8Array>,
 ): Promise<Record<string, Environment>> {
-  const { problems, environments } = await workers.check(files);
-  if (problems.length > 0) throw new ProblemsError(problems);
+  const { problems, problemCount, environments } = await workers.check(files);
+  if (problemCount > 0) throw new ProblemsError(problems, undefined, undefined, problemCount);
   return environments;
 }
 

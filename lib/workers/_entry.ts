@@ -61,12 +61,13 @@ async function run(request: WorkerRequest): Promise<void> {
     case "prepare":
       return postPrepared(id, await prepareFiles(unpackFiles(request.files), request.message));
     case "check": {
-      const { problems, warnings, environments } = checkFiles(
+      const { problems, problemCount, warnings, environments } = checkFiles(
         unpackFiles(request.files),
         request.options,
       );
       const ok = {
         problems: JSON.stringify(problems),
+        problemCount,
         warnings: JSON.stringify(warnings),
         environments,
       };
@@ -117,6 +118,7 @@ function postPrepared(id: number, up: PreparedUpload): void {
     blobIds,
     closureHash: up.closureHash,
     problems: JSON.stringify(up.problems),
+    problemCount: up.problemCount,
     warnings: JSON.stringify(up.warnings),
     environments: up.environments,
   };

@@ -28,6 +28,7 @@ export interface PreparedReply {
   closureHash: string;
   /** `Problem[]` as JSON. */
   problems: string;
+  problemCount: number;
   /** `Problem[]` as JSON. */
   warnings: string;
   environments: Record<string, Environment>;
@@ -37,6 +38,7 @@ export interface PreparedReply {
 export interface CheckReply {
   /** `Problem[]` as JSON. */
   problems: string;
+  problemCount: number;
   /** `Problem[]` as JSON. */
   warnings: string;
   environments: Record<string, Environment>;

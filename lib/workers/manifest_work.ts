@@ -21,10 +21,19 @@ import {
 /** How an upload's body is encoded. */
 export type UploadFormat = "json" | "archive";
 
+/**
+ * Problems a check reports at most: an upload of ten thousand broken files
+ * would otherwise answer with megabytes of problems, built and serialised
+ * on the thread that serves every other request.
+ */
+export const MAX_REPORTED_PROBLEMS = 1000;
+
 /** What the service needs of a validated manifest. */
 export interface ManifestCheck {
-  /** Every problem, sorted; empty when the manifest is valid. */
+  /** The problems, sorted, at most {@linkcode MAX_REPORTED_PROBLEMS}; empty when valid. */
   problems: Problem[];
+  /** How many problems there are in all. */
+  problemCount: number;
   /** What a `stored` check tolerated (always empty when strict). */
   warnings: Problem[];
   /** The environments of a valid manifest (`{}` when invalid). */
@@ -146,7 +155,12 @@ export function checkFiles(
   options: ValidateOptions = {},
 ): ManifestCheck {
   const { problems, warnings, manifest } = validateManifest(files, options);
-  return { problems, warnings, environments: manifest ? environmentsOf(manifest) : {} };
+  return {
+    problems: problems.slice(0, MAX_REPORTED_PROBLEMS),
+    problemCount: problems.length,
+    warnings: warnings.slice(0, MAX_REPORTED_PROBLEMS),
+    environments: manifest ? environmentsOf(manifest) : {},
+  };
 }
 
 /**

@@ -155,6 +155,7 @@ export class ManifestWorkers {
     );
     return {
       problems: JSON.parse(reply.problems),
+      problemCount: reply.problemCount,
       warnings: JSON.parse(reply.warnings),
       environments: reply.environments,
     };
@@ -299,6 +300,7 @@ function fromPrepared(reply: PreparedReply): PreparedUpload {
     blobIds,
     closureHash: reply.closureHash,
     problems: JSON.parse(reply.problems),
+    problemCount: reply.problemCount,
     warnings: JSON.parse(reply.warnings),
     environments: reply.environments,
   };

@@ -4,7 +4,7 @@ import { manifestFromJson } from "../../lib/flags/files.ts";
 import { packArchive, unpackArchive } from "../../lib/closure/archive.ts";
 import { closureHash } from "../../lib/closure/hash.ts";
 import { sha256Hex } from "../../lib/bytes.ts";
-import { checkFiles, loadFiles } from "../../lib/workers/manifest_work.ts";
+import { checkFiles, loadFiles, MAX_REPORTED_PROBLEMS } from "../../lib/workers/manifest_work.ts";
 import {
   IN_PLACE_ARCHIVE_BYTES,
   IN_PLACE_BYTES,
@@ -303,4 +303,17 @@ Deno.test("close() lets running work finish, then refuses new work", async () =>
   const err = await assertRejects(() => workers.check(files), Error);
   assertStringIncludes(err.message, "closed");
   assertEquals((await workers.check(manifest(2))).problems, [], "small work still runs in place");
+});
+
+Deno.test("an upload of thousands of broken files reports the first 1,000 problems and counts them all", async () => {
+  await withWorkers(async (workers) => {
+    const texts: Record<string, string> = { "namespace.toml": NS };
+    for (let i = 0; i < 3000; i++) texts[`flags/f${i}.toml`] = "schema_version = 1\ntype = 3\n";
+    const up = await workers.upload(enc.encode(JSON.stringify({ files: texts })), "json");
+    const all = checkFiles(manifestFromJson(enc.encode(JSON.stringify({ files: texts }))).files);
+    assertEquals(up.problems.length, MAX_REPORTED_PROBLEMS);
+    assert(up.problemCount >= 3000, `${up.problemCount} problems counted`);
+    assertEquals(up.problemCount, all.problemCount);
+    assertEquals(up.problems, all.problems, "the same first problems, in order");
+  });
 });
