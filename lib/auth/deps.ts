@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { TokenDigestIndex } from "../store/tokens.ts";
+
 /** Dependencies of the auth service functions. */
 export interface AuthDeps {
   /** The store. */
@@ -13,6 +15,8 @@ export interface AuthDeps {
   key: CryptoKey;
   /** Clock; defaults to the system time. */
   now?: () => Date;
+  /** The runtime's digest → token id index (without it, each lookup reads the index key). */
+  tokenIds?: TokenDigestIndex;
 }
 
 /** Facts about the request being served. */

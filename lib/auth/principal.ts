@@ -133,7 +133,7 @@ export async function authenticate(
     throw new UnauthorizedError("Malformed credential");
   }
   const digest = await hmacHex(deps.key, credential);
-  const entry = await findTokenByDigest(deps.kv, digest);
+  const entry = await findTokenByDigest(deps.kv, digest, deps.tokenIds);
   // The lookup is by digest; compare once more in constant time anyway.
   if (entry === null || !digestsEqual(entry.value.digest, digest)) {
     throw new UnauthorizedError("Unknown credential");

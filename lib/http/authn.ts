@@ -41,7 +41,8 @@ export function requireAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
  * ```
  */
 export function authDeps(deps: AppDeps): AuthDeps {
-  return deps.now ? { kv: deps.kv, key: deps.key, now: deps.now } : { kv: deps.kv, key: deps.key };
+  const base = { kv: deps.kv, key: deps.key, tokenIds: deps.runtime.tokenIds };
+  return deps.now ? { ...base, now: deps.now } : base;
 }
 
 /**

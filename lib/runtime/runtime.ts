@@ -20,6 +20,7 @@ import { EventHub } from "../events/hub.ts";
 import type { Logger } from "../log.ts";
 import type { ServiceSettings } from "../settings.ts";
 import { HeadWatcher } from "../store/head_watcher.ts";
+import { TokenDigestIndex } from "../store/tokens.ts";
 import { ManifestWorkers } from "../workers/manifest_workers.ts";
 import { ClientOriginIndex } from "./client_origins.ts";
 import { ModelCache } from "./model_cache.ts";
@@ -76,6 +77,8 @@ export class Runtime {
   readonly origins: ClientOriginIndex;
   /** The namespace-client rate limiter. */
   readonly limiter: RateLimiter;
+  /** Token digest → id, sparing one KV read per authentication of a known token. */
+  readonly tokenIds: TokenDigestIndex = new TokenDigestIndex();
   /** Aborted by {@linkcode Runtime.close}: long-lived streams end on it. */
   readonly shutdown: AbortSignal;
   readonly #stop = new AbortController();

@@ -255,47 +255,85 @@ export async function getTokenRecord(
 }
 
 /**
+ * digest → token id, kept by a server's runtime. A token's digest never
+ * changes and never names another token, so the mapping needs no
+ * invalidation; it saves one of the two KV reads of every authentication.
+ * At most `max` entries (default 10,000); when full it starts over.
+ *
+ * @example
+ * ```ts
+ * import { TokenDigestIndex } from "./tokens.ts";
+ * const index = new TokenDigestIndex(2);
+ * index.remember("d1", "tok_1");
+ * index.remember("d2", "tok_2");
+ * index.remember("d3", "tok_3"); // full: starts over
+ * if (index.idOf("d1") !== undefined || index.idOf("d3") !== "tok_3") throw new Error();
+ * ```
+ */
+export class TokenDigestIndex {
+  readonly #ids = new Map<string, string>();
+  readonly #max: number;
+
+  /** @param max entries kept at most */
+  constructor(max = 10_000) {
+    this.#max = max;
+  }
+
+  /**
+   * The token id of a digest seen before.
+   *
+   * @param digest hex HMAC of a token
+   * @returns the id, or undefined
+   */
+  idOf(digest: string): string | undefined {
+    return this.#ids.get(digest);
+  }
+
+  /**
+   * Remembers a digest's token id.
+   *
+   * @param digest hex HMAC of a token
+   * @param id the token id
+   */
+  remember(digest: string, id: string): void {
+    if (this.#ids.size >= this.#max) this.#ids.clear();
+    this.#ids.set(digest, id);
+  }
+}
+
+/**
  * Finds the token whose digest is `digest`.
  *
  * @param kv the store
  * @param digest hex HMAC of the presented token
+ * @param index the runtime's digest index, which spares the digest read for a token seen before
  * @returns the record entry, or null when no token has that digest
  *
  * @example
  * ```ts
- * import { findTokenByDigest } from "./tokens.ts";
+ * import { findTokenByDigest, TokenDigestIndex } from "./tokens.ts";
  * const kv = await Deno.openKv(":memory:");
- * if (await findTokenByDigest(kv, "00") !== null) throw new Error();
+ * if (await findTokenByDigest(kv, "00", new TokenDigestIndex()) !== null) throw new Error();
  * kv.close();
  * ```
  */
 export async function findTokenByDigest(
   kv: Deno.Kv,
   digest: string,
+  index?: TokenDigestIndex,
 ): Promise<Deno.KvEntry<TokenRecord> | null> {
-  let ids = DIGEST_IDS.get(kv);
-  if (ids === undefined) DIGEST_IDS.set(kv, ids = new Map());
-  let id = ids.get(digest);
+  let id = index?.idOf(digest);
   if (id === undefined) {
     const idx = await kv.get<string>(tokenByDigestKey(digest));
-    if (idx.value === null) return null; // never cached: the token may be created later
+    if (idx.value === null) return null; // never remembered: the token may be created later
     id = idx.value;
-    if (ids.size >= DIGEST_IDS_MAX) ids.clear();
-    ids.set(digest, id);
+    index?.remember(digest, id);
   }
   // The record itself is always read fresh: status, expiry and revocation
   // take effect on the next request, in every process.
   const entry = await getTokenEntry(kv, id);
   return entry.value === null ? null : entry;
 }
-
-/**
- * digest → token id, per store. A token's digest never changes and never
- * names another token, so the mapping can be kept without invalidation;
- * it saves one of the two KV reads of every authentication.
- */
-const DIGEST_IDS = new WeakMap<Deno.Kv, Map<string, string>>();
-const DIGEST_IDS_MAX = 10_000;
 
 /**
  * Filters and pagination of {@linkcode listTokenRecords}: the query of
