@@ -9,6 +9,7 @@
  */
 import { assert, assertEquals } from "./assert.ts";
 import { ENTRY_FILES, graphOf, type ImportGraph, readRepoGraph } from "./architecture/graph.ts";
+import { kvCalls } from "./architecture/kv_calls.ts";
 import {
   folderLoops,
   formatViolations,
@@ -283,4 +284,35 @@ Deno.test("the CLI importing http/, events/ or server/ is reported, bar serve.ts
     "lib/cli/admin.ts -> lib/server/start.ts",
     "lib/cli/watch.ts -> lib/events/hub.ts",
   ]);
+});
+
+Deno.test("only lib/store touches the KV", async () => {
+  const found: string[] = [];
+  const root = new URL("../", import.meta.url);
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(new URL(dir, root))) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory) {
+        if (path !== "lib/store") await walk(path);
+      } else if (path.endsWith(".ts")) {
+        const source = await Deno.readTextFile(new URL(path, root));
+        for (const c of kvCalls(path, source)) found.push(`${c.path}:${c.line} kv.${c.method}`);
+      }
+    }
+  };
+  await walk("lib");
+  assertEquals(found, [], `KV calls outside lib/store:\n${found.join("\n")}`);
+});
+
+Deno.test("a KV call in code is found, one in a comment or doc example is not", () => {
+  const source = [
+    "/**",
+    " * const kv = await Deno.openKv(); await kv.get(['x']);",
+    " */",
+    "// kv.set(['y'], 1)",
+    "const a = await deps.kv.get<string>(key);",
+    "const op = kv.atomic();",
+    "const url = 'http://x'; // kv.list()",
+  ].join("\n");
+  assertEquals(kvCalls("a.ts", source).map((c) => `${c.line}:${c.method}`), ["5:get", "6:atomic"]);
 });

@@ -7,8 +7,12 @@
  * @module
  */
 import type { AuditActor } from "../store/audit.ts";
-import { bootstrapCountKey } from "../store/keys.ts";
-import { getNameHolder, publicToken } from "../store/tokens.ts";
+import {
+  bootstrapCountOps,
+  getBootstrapCount,
+  getNameHolder,
+  publicToken,
+} from "../store/tokens.ts";
 import type { IssuedToken } from "./token_service.ts";
 import { parseTokenName, type TokenSpec } from "./issuance.ts";
 import { tryMint } from "./mint.ts";
@@ -47,8 +51,8 @@ export async function bootstrapSuperadmin(
   const now = options.now?.() ?? new Date();
   const given = options.name === undefined ? null : parseTokenName(options.name);
   while (true) {
-    const counter = await kv.get<Deno.KvU64>(bootstrapCountKey());
-    let n = Number(counter.value?.value ?? 0n) + 1;
+    const counter = await getBootstrapCount(kv);
+    let n = counter.count + 1;
     let name = given;
     while (name === null) {
       const candidate = `bootstrap-${n}`;
@@ -75,8 +79,7 @@ export async function bootstrapSuperadmin(
       actor: BOOTSTRAP_ACTOR,
       auditType: "token.created",
       extra: (op) => {
-        op.check(counter);
-        if (given === null) op.set(bootstrapCountKey(), new Deno.KvU64(BigInt(n)));
+        bootstrapCountOps(op, counter, given === null ? n : null);
       },
     });
     if (minted !== null) {

@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { CfgtoolError, UsageError } from "../errors.ts";
 import { kvLocation } from "../store/kv.ts";
-import { tokenKeyCheckKey } from "../store/keys.ts";
+import { getKeyFingerprint, recordKeyFingerprint } from "../store/key_check.ts";
 import { hmacHex, rememberKeyBytes } from "./digest.ts";
 
 /** Name of the key file created beside the KV data. */
@@ -163,9 +163,9 @@ export async function openTokenKey(
   kv: Deno.Kv,
   options: { kv: string; keyFile?: string },
 ): Promise<LoadedKey> {
-  const recorded = await kv.get<string>(tokenKeyCheckKey());
+  const recorded = await getKeyFingerprint(kv);
   const loc = kvLocation(options.kv);
-  if (recorded.value !== null && options.keyFile === undefined && loc.kind === "file") {
+  if (recorded !== null && options.keyFile === undefined && loc.kind === "file") {
     const path = join(loc.dir, KEY_FILE_NAME);
     try {
       await Deno.stat(path);
@@ -180,9 +180,9 @@ export async function openTokenKey(
   }
   const loaded = await loadTokenKey(options);
   const fingerprint = await hmacHex(loaded.key, KEY_CHECK_INPUT);
-  if (recorded.value === null) {
-    await kv.atomic().check(recorded).set(tokenKeyCheckKey(), fingerprint).commit();
-  } else if (recorded.value !== fingerprint) {
+  if (recorded === null) {
+    await recordKeyFingerprint(kv, fingerprint);
+  } else if (recorded !== fingerprint) {
     throw new CfgtoolError(
       "token_key_mismatch",
       `The token key${loaded.path ? ` in ${loaded.path}` : ""} is not the key this store's ` +

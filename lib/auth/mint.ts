@@ -7,7 +7,7 @@
  */
 import { ConflictError } from "../errors.ts";
 import { addAudit, type AuditActor, tokenAuditEntry } from "../store/audit.ts";
-import { getNameHolder, insertTokenOps, type TokenRecord } from "../store/tokens.ts";
+import { beginTokenInsert, getNameHolder, type TokenRecord } from "../store/tokens.ts";
 import { ulid } from "../store/ulid.ts";
 import { hmacHex } from "./digest.ts";
 import type { TokenSpec } from "./issuance.ts";
@@ -99,7 +99,7 @@ export async function tryMint(
     rotated_from_token_id: opts.rotatedFrom ?? null,
     rotated_to_token_id: null,
   };
-  const op = insertTokenOps(kv.atomic(), record, holder.versionstamp);
+  const op = beginTokenInsert(kv, record, holder.versionstamp);
   opts.extra?.(op, record);
   const details = opts.rotatedFrom === undefined ? {} : { rotated_from_token_id: opts.rotatedFrom };
   addAudit(op, tokenAuditEntry(opts.auditType, record, opts.actor, opts.now, { details }));

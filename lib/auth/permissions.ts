@@ -187,16 +187,29 @@ const NEEDS_NAMESPACE: ReadonlySet<Action> = new Set([
   "evaluate.public",
 ]);
 
+/** Options of {@linkcode authorize}. */
+export interface AuthorizeOptions {
+  /**
+   * The principal's authentication in this same request just checked the
+   * public_evaluate gate (`Authenticated.publicGateChecked`, lib/auth/principal.ts),
+   * so it is not read again. Pass it only for the authorization that
+   * follows that authentication; a later one (a long-lived stream) must
+   * read the gate again.
+   */
+  publicGateChecked?: boolean;
+}
+
 /**
  * Allows an action or throws 403 `forbidden`. For `namespace-client`
  * tokens, `evaluate` means `evaluate.public`: allowed only for the bound
  * (tenant, namespace, environment) and only while that environment's head
- * has `public_evaluate = true`.
+ * has `public_evaluate = true` (read here unless `options.publicGateChecked`).
  *
  * @param kv the store (admin lists, manifest head)
  * @param p the principal
  * @param action the action
  * @param target the path's tenant, namespace and environment
+ * @param options whether authentication just checked the public gate
  * @returns nothing
  *
  * @example
@@ -216,6 +229,7 @@ export async function authorize(
   p: Principal,
   action: Action,
   target: Target = {},
+  options: AuthorizeOptions = {},
 ): Promise<void> {
   const level = await levelOf(kv, p, target);
   if (level === "super") return;
@@ -241,11 +255,8 @@ export async function authorize(
         { environment: target.environment },
       );
     }
-    // Passed at authentication in this same request: that check counts once,
-    // for the request's first authorization; any later one reads the head again.
-    const fresh = p as { publicGatePassed?: true };
-    if (fresh.publicGatePassed) delete fresh.publicGatePassed;
-    else await assertPublicEvaluate(kv, token);
+    // Checked at authentication just before: the caller says so, once.
+    if (options.publicGateChecked !== true) await assertPublicEvaluate(kv, token);
     return;
   }
   if (action === "tenant.list") return;

@@ -14,6 +14,7 @@ import {
   findTokenByDigest,
   type TokenRecord,
   transitionToken,
+  updateTokenIfUnchanged,
 } from "../store/tokens.ts";
 import { bearerCredential } from "./bearer.ts";
 import { type AuthDeps, clock, type RequestContext } from "./deps.ts";
@@ -27,17 +28,21 @@ export const LAST_USED_INTERVAL_MS = 60_000;
 
 /** An authenticated caller: a service token, or a human session. */
 export type Principal =
-  | {
-    kind: "token";
-    token: TokenRecord;
-    /**
-     * Set by {@linkcode authenticate} when a namespace-client token passed the
-     * public_evaluate gate in this request, so the request's first
-     * authorization need not read the head again (it clears the mark).
-     */
-    publicGatePassed?: true;
-  }
+  | { kind: "token"; token: TokenRecord }
   | { kind: "session"; user_id: string; session_id: string };
+
+/**
+ * What {@linkcode authenticateRequest} found: the principal, and whether
+ * authentication just checked the public_evaluate gate (namespace-client
+ * tokens). A caller that authorizes an evaluation right away may pass
+ * `publicGateChecked` to `authorize` (lib/auth/permissions.ts) so the gate
+ * is read once per request; any later authorization reads it again.
+ */
+export interface Authenticated {
+  principal: Principal;
+  /** True when the namespace-client gate was checked by this authentication. */
+  publicGateChecked: boolean;
+}
 
 /**
  * The id recorded as actor / creator for a principal: the token id or the
@@ -123,11 +128,46 @@ export async function authenticate(
   authorization: string | null | undefined,
   ctx: RequestContext,
 ): Promise<Principal> {
+  return (await authenticateRequest(deps, authorization, ctx)).principal;
+}
+
+/**
+ * Like {@linkcode authenticate}, and also says whether the public_evaluate
+ * gate of a `namespace-client` token was checked on the way, for the
+ * request's evaluation to pass on to `authorize` instead of reading the
+ * gate a second time.
+ *
+ * @param deps store, key and clock
+ * @param authorization the header value (or null when absent)
+ * @param ctx request id and client IP
+ * @returns the principal, and whether the gate was just checked
+ *
+ * @example
+ * ```ts
+ * import { authenticateRequest } from "./principal.ts";
+ * import { bootstrapSuperadmin } from "./bootstrap.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const { secret } = await bootstrapSuperadmin(kv, key);
+ * const a = await authenticateRequest({ kv, key }, `Bearer ${secret}`, { requestId: "r1" });
+ * if (a.principal.kind !== "token" || a.publicGateChecked) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function authenticateRequest(
+  deps: AuthDeps,
+  authorization: string | null | undefined,
+  ctx: RequestContext,
+): Promise<Authenticated> {
   const credential = bearerCredential(authorization);
   if (credential.startsWith("ses_")) {
     const session = await findSession(deps.kv, deps.key, credential, clock(deps));
     if (session === null) throw new UnauthorizedError("Unknown or expired session");
-    return { kind: "session", user_id: session.user_id, session_id: session.id };
+    return {
+      principal: { kind: "session", user_id: session.user_id, session_id: session.id },
+      publicGateChecked: false,
+    };
   }
   if (parseToken(credential) === null) {
     throw new UnauthorizedError("Malformed credential");
@@ -148,10 +188,10 @@ export async function authenticate(
   if (token.type === "namespace-client") {
     await assertPublicEvaluate(deps.kv, token);
     token = await touch(deps, entry, now, ctx);
-    return { kind: "token", token, publicGatePassed: true };
+    return { principal: { kind: "token", token }, publicGateChecked: true };
   }
   token = await touch(deps, entry, now, ctx);
-  return { kind: "token", token };
+  return { principal: { kind: "token", token }, publicGateChecked: false };
 }
 
 /** Persists `expired` and audits it, once, whoever observes it first. */
@@ -206,9 +246,11 @@ async function touch(
       : await hmacHex(deps.key, `ip:${ctx.ip}`),
   };
   const principal: Principal = { kind: "token", token: next };
-  const res = await addAudit(
-    deps.kv.atomic().check(entry).set(entry.key, next),
+  const ok = await updateTokenIfUnchanged(
+    deps.kv,
+    entry,
+    next,
     tokenAuditEntry("token.authenticated", next, actorOf(principal, ctx.requestId), now),
-  ).commit();
-  return res.ok ? next : token;
+  );
+  return ok ? next : token;
 }

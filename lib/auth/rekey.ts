@@ -12,8 +12,9 @@ import { join } from "node:path";
 import { UsageError } from "../errors.ts";
 import type { AuditActor } from "../store/audit.ts";
 import { kvLocation } from "../store/kv.ts";
-import { tokenKeyCheckKey, tokenPrefix } from "../store/keys.ts";
-import { revokeTokenRecord, type TokenRecord } from "../store/tokens.ts";
+import { setKeyFingerprint } from "../store/key_check.ts";
+import { deleteAllSessions } from "../store/sessions.ts";
+import { eachTokenRecord, revokeTokenRecord } from "../store/tokens.ts";
 import { hmacHex } from "./digest.ts";
 import { importTokenKey, KEY_BYTES, KEY_CHECK_INPUT, KEY_FILE_NAME } from "./hmac_key.ts";
 
@@ -73,18 +74,12 @@ export async function rekeyStore(
 
   const actor: AuditActor = { id: "rekey", principal_type: "system", request_id: null };
   const revoked: string[] = [];
-  for await (const e of kv.list<TokenRecord>({ prefix: tokenPrefix() })) {
-    if (e.value.status !== "active") continue;
-    await revokeTokenRecord(kv, e.value.id, actor, now, { reason: "token_key_replaced" });
-    revoked.push(e.value.id);
+  for await (const token of eachTokenRecord(kv)) {
+    if (token.status !== "active") continue;
+    await revokeTokenRecord(kv, token.id, actor, now, { reason: "token_key_replaced" });
+    revoked.push(token.id);
   }
-  let sessions = 0;
-  for (const prefix of [["session"], ["session_by_digest"]]) {
-    for await (const e of kv.list({ prefix })) {
-      await kv.delete(e.key);
-      if (prefix[0] === "session") sessions++;
-    }
-  }
-  await kv.set(tokenKeyCheckKey(), await hmacHex(key, KEY_CHECK_INPUT));
+  const sessions = await deleteAllSessions(kv);
+  await setKeyFingerprint(kv, await hmacHex(key, KEY_CHECK_INPUT));
   return { path, previous, revoked, sessions };
 }

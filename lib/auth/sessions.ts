@@ -8,26 +8,21 @@
  */
 import { digestsEqual, hmacHex } from "./digest.ts";
 import { randomPayload } from "./token_format.ts";
-import { sessionByDigestKey, sessionKey, sessionPrefix, userKey } from "../store/keys.ts";
+import {
+  deleteSessionRecord,
+  findSessionByDigest,
+  insertSession,
+  listSessionRecords,
+  type SessionRecord,
+} from "../store/sessions.ts";
 import { ulid } from "../store/ulid.ts";
-import { getUser } from "../store/users.ts";
+import { getUser, userExists } from "../store/users.ts";
 import { NotFoundError, UsageError } from "../errors.ts";
+
+export type { SessionRecord } from "../store/sessions.ts";
 
 /** Session lifetime when none is given: 12 hours. */
 export const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
-
-/** A stored human session. */
-export interface SessionRecord {
-  /** `ssn_<ulid>`. */
-  id: string;
-  user_id: string;
-  /** First 14 characters of the session token. */
-  prefix: string;
-  /** HMAC of the session token. */
-  digest: string;
-  created_at: string;
-  expires_at: string;
-}
 
 /**
  * Creates a session for a user (by id or email) and returns the plaintext
@@ -72,15 +67,10 @@ export async function createSession(
   };
   // Let the KV drop the records a little after the session ends.
   const expireIn = ttl + 60_000;
-  const userEntry = await kv.get(userKey(user.id));
-  if (userEntry.value === null) throw new NotFoundError("user_not_found", `No user ${input.user}`);
-  const res = await kv.atomic()
-    .check(userEntry)
-    .set(sessionKey(session.id), session, { expireIn })
-    .set(sessionByDigestKey(session.digest), session.id, { expireIn })
-    .commit();
+  const res = await insertSession(kv, session, expireIn);
+  if (res === "no_user") throw new NotFoundError("user_not_found", `No user ${input.user}`);
   // The user was deleted (or changed) meanwhile: ask again, which says 404 when gone.
-  if (!res.ok) return await createSession(kv, key, input);
+  if (res === "conflict") return await createSession(kv, key, input);
   return { session, secret };
 }
 
@@ -110,13 +100,10 @@ export async function findSession(
   now: Date,
 ): Promise<SessionRecord | null> {
   const digest = await hmacHex(key, secret);
-  const idx = await kv.get<string>(sessionByDigestKey(digest));
-  if (idx.value === null) return null;
-  const session = (await kv.get<SessionRecord>(sessionKey(idx.value))).value;
+  const session = await findSessionByDigest(kv, digest);
   if (session === null || !digestsEqual(session.digest, digest)) return null;
   if (Date.parse(session.expires_at) <= now.getTime()) return null;
-  const user = await kv.get(userKey(session.user_id));
-  return user.value === null ? null : session;
+  return await userExists(kv, session.user_id) ? session : null;
 }
 
 /**
@@ -143,12 +130,7 @@ export async function findSession(
  * ```
  */
 export async function deleteSession(kv: Deno.Kv, id: string): Promise<void> {
-  const s = await kv.get<SessionRecord>(sessionKey(id));
-  if (s.value === null) return;
-  await kv.atomic()
-    .delete(sessionKey(id))
-    .delete(sessionByDigestKey(s.value.digest))
-    .commit();
+  await deleteSessionRecord(kv, id);
 }
 
 /** A session as listings show it: the record without its digest. */
@@ -205,10 +187,10 @@ export async function listSessions(
   const userId = options.user === undefined ? undefined : (await getUser(kv, options.user)).id;
   const now = (options.now?.() ?? new Date()).getTime();
   const out: PublicSession[] = [];
-  for await (const e of kv.list<SessionRecord>({ prefix: sessionPrefix() })) {
-    if (userId !== undefined && e.value.user_id !== userId) continue;
-    if (Date.parse(e.value.expires_at) <= now) continue;
-    out.push(publicSession(e.value));
+  for (const s of await listSessionRecords(kv)) {
+    if (userId !== undefined && s.user_id !== userId) continue;
+    if (Date.parse(s.expires_at) <= now) continue;
+    out.push(publicSession(s));
   }
   return out;
 }
@@ -233,10 +215,9 @@ export async function listSessions(
  * ```
  */
 export async function revokeSession(kv: Deno.Kv, id: string): Promise<PublicSession> {
-  const s = await kv.get<SessionRecord>(sessionKey(id));
-  if (s.value === null) {
+  const s = await deleteSessionRecord(kv, id);
+  if (s === null) {
     throw new NotFoundError("session_not_found", `No session ${id} (it may have expired)`);
   }
-  await deleteSession(kv, id);
-  return publicSession(s.value);
+  return publicSession(s);
 }

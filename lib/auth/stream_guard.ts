@@ -12,12 +12,10 @@
  *
  * @module
  */
-import { sessionKey, tokenKey } from "../store/keys.ts";
-import { effectiveStatus, type TokenRecord } from "../store/tokens.ts";
+import { effectiveStatus, readCredentialRecords, type TokenRecord } from "../store/tokens.ts";
 import type { SessionRecord } from "./sessions.ts";
 
 /** `getMany` takes at most 10 keys. */
-const GET_MANY_LIMIT = 10;
 
 /** Options of {@linkcode StreamGuard}. */
 export interface StreamGuardOptions {
@@ -98,18 +96,15 @@ export class StreamGuard {
     const ids = [...this.#streams.keys()];
     const invalid = new Set<string>();
     const now = this.#now();
-    for (let i = 0; i < ids.length; i += GET_MANY_LIMIT) {
-      const batch = ids.slice(i, i + GET_MANY_LIMIT);
-      let entries: Deno.KvEntryMaybe<unknown>[];
-      try {
-        entries = await this.#kv.getMany(batch.map(keyOf));
-      } catch {
-        return; // the KV is closing or unreachable: try again next time
-      }
-      entries.forEach((e, j) => {
-        if (!stillValid(batch[j]!, e.value, now)) invalid.add(batch[j]!);
-      });
+    let records: unknown[];
+    try {
+      records = await readCredentialRecords(this.#kv, ids);
+    } catch {
+      return; // the KV is closing or unreachable: try again next time
     }
+    records.forEach((value, j) => {
+      if (!stillValid(ids[j]!, value, now)) invalid.add(ids[j]!);
+    });
     for (const id of invalid) {
       for (const close of [...(this.#streams.get(id) ?? [])]) {
         try {
@@ -134,10 +129,6 @@ export class StreamGuard {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
   }
-}
-
-function keyOf(id: string): Deno.KvKey {
-  return id.startsWith("ssn_") ? sessionKey(id) : tokenKey(id);
 }
 
 function stillValid(id: string, value: unknown, now: Date): boolean {

@@ -8,20 +8,21 @@
  * @module
  */
 import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from "../errors.ts";
-import { namespaceKey, tenantKey, tokenKey } from "../store/keys.ts";
+import { getNamespaceEntry } from "../store/namespaces.ts";
 import type { Page } from "../store/page.ts";
 import {
   effectiveStatus,
   getTokenEntry,
   getTokenRecord,
   listTokenRecords,
+  markRotatedOps,
   type PublicToken,
   publicToken,
   revokeTokenRecord,
   type TokenQuery,
   type TokenRecord,
 } from "../store/tokens.ts";
-import { tenantsAdministeredBy } from "../store/tenants.ts";
+import { getTenantEntry, tenantsAdministeredBy } from "../store/tenants.ts";
 import { getHead } from "../store/versions.ts";
 import { type AuthDeps, clock, type RequestContext } from "./deps.ts";
 import {
@@ -53,13 +54,13 @@ async function bindingEntries(
 ): Promise<Deno.KvEntryMaybe<unknown>[]> {
   const out: Deno.KvEntryMaybe<unknown>[] = [];
   if (spec.tenant_slug === null) return out;
-  const tenant = await kv.get(tenantKey(spec.tenant_slug));
+  const tenant = await getTenantEntry(kv, spec.tenant_slug);
   if (tenant.value === null) {
     throw new NotFoundError("tenant_not_found", `No tenant ${spec.tenant_slug}`);
   }
   out.push(tenant);
   if (spec.namespace_slug === null) return out;
-  const ns = await kv.get(namespaceKey(spec.tenant_slug, spec.namespace_slug));
+  const ns = await getNamespaceEntry(kv, spec.tenant_slug, spec.namespace_slug);
   if (ns.value === null) {
     throw new NotFoundError(
       "namespace_not_found",
@@ -322,7 +323,7 @@ export async function rotateToken(
       );
     }
     const checks = await bindingEntries(deps.kv, spec);
-    const before = old.value;
+    const current = old as Deno.KvEntry<TokenRecord>;
     const minted = await tryMint(deps.kv, deps.key, spec, {
       createdBy: principalId(principal),
       now,
@@ -331,7 +332,7 @@ export async function rotateToken(
       rotatedFrom: id,
       extra: (op, record) => {
         checks.forEach((e) => op.check(e));
-        op.check(old).set(tokenKey(id), { ...before, rotated_to_token_id: record.id });
+        markRotatedOps(op, current, record.id);
       },
     });
     if (minted !== null) return issued(minted);

@@ -14,8 +14,7 @@ import { type ClosureMemo, type MemoEntry, memoKey } from "../closure/memo.ts";
 import { selectClosure } from "../flags/select.ts";
 import { canonicalFlagList, type FlagSelection } from "../protocol/subscription.ts";
 import type { Manifest } from "../flags/model.ts";
-import { versionKey } from "../store/keys.ts";
-import { readFiles, type VersionMeta } from "../store/versions.ts";
+import { findVersion, readFiles, type VersionMeta } from "../store/versions.ts";
 
 /** One stored manifest version, read and parsed. */
 export interface LoadedVersion {
@@ -53,7 +52,7 @@ export async function loadVersion(
   version: number,
   workers?: ManifestWorkers,
 ): Promise<LoadedVersion | null> {
-  const meta = (await kv.get<VersionMeta>(versionKey(tenant, namespace, version))).value;
+  const meta = await findVersion(kv, tenant, namespace, version);
   if (meta === null) return null;
   let files: Map<string, Uint8Array>;
   try {

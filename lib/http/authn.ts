@@ -7,7 +7,7 @@
  * @module
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { authenticate } from "../auth/principal.ts";
+import { authenticateRequest } from "../auth/principal.ts";
 import type { AuthDeps, RequestContext } from "../auth/deps.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { clientIp } from "./client_ip.ts";
@@ -24,10 +24,13 @@ export function requireAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   return async function authn(c, next) {
     const ip = clientIp(c);
     c.set("clientIp", ip);
-    c.set(
-      "principal",
-      await authenticate(authDeps(deps), c.req.header("authorization"), requestContext(c)),
+    const authenticated = await authenticateRequest(
+      authDeps(deps),
+      c.req.header("authorization"),
+      requestContext(c),
     );
+    c.set("principal", authenticated.principal);
+    c.set("publicGateChecked", authenticated.publicGateChecked);
     await next();
   };
 }

@@ -17,8 +17,7 @@ import { decodeSubscription } from "../protocol/subscription.ts";
 import { CfgtoolError, InvalidRequestError, NotFoundError, UnauthorizedError } from "../errors.ts";
 import { closureArchive, loadVersion } from "../events/closures.ts";
 import { getNamespace } from "../store/namespaces.ts";
-import { versionKey } from "../store/keys.ts";
-import { getHead, type VersionMeta } from "../store/versions.ts";
+import { findVersion, getHead } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { authDeps, requestContext } from "./authn.ts";
 
@@ -96,7 +95,7 @@ export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
         }`,
       );
     }
-    const meta = (await kv.get<VersionMeta>(versionKey(tenant, namespace, version))).value;
+    const meta = await findVersion(kv, tenant, namespace, version);
     const entry = meta === null ? null : await closureArchive(
       deps.runtime.closures,
       tenant,

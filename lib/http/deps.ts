@@ -37,5 +37,11 @@ export interface AppDeps {
 
 /** Variables every handler can read from the hono context. */
 export type AppEnv = {
-  Variables: { requestId: string; principal: Principal; clientIp: string | undefined };
+  Variables: {
+    requestId: string;
+    principal: Principal;
+    clientIp: string | undefined;
+    /** Authentication of this request just checked the namespace-client gate. */
+    publicGateChecked: boolean;
+  };
 };

@@ -26,7 +26,7 @@
  * @module
  */
 import { type Context as HonoContext, Hono } from "hono";
-import { authorize } from "../auth/permissions.ts";
+import { authorize, type AuthorizeOptions } from "../auth/permissions.ts";
 import type { Principal } from "../auth/principal.ts";
 import { InvalidRequestError, NotFoundError } from "../errors.ts";
 import { type CompiledModel, evaluateAll, evaluateFlag } from "../flags/evaluate.ts";
@@ -85,6 +85,7 @@ export function evaluationService(deps: Pick<AppDeps, "runtime">): EvaluationSer
  * @param p the principal
  * @param t the triple evaluated
  * @param origin the request's `Origin`
+ * @param options `publicGateChecked` when the request's authentication just checked the gate
  *
  * @example
  * ```ts ignore
@@ -97,8 +98,9 @@ export async function admitEvaluation(
   p: Principal,
   t: Triple,
   origin: string | undefined,
+  options: AuthorizeOptions = {},
 ): Promise<void> {
-  await authorize(deps.kv, p, "evaluate", t);
+  await authorize(deps.kv, p, "evaluate", t, options);
   if (p.kind === "token" && p.token.type === "namespace-client") {
     const counted = corsOrigin(p, origin) ?? "";
     svc.limiter.check(RateLimiter.key(t.tenant, t.namespace, t.environment, counted));
@@ -213,7 +215,9 @@ export function evaluateRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppE
       namespace: c.req.param("ns")!,
       environment: c.req.param("env")!,
     };
-    await admitEvaluation(deps, svc, c.get("principal"), t, c.req.header("origin"));
+    await admitEvaluation(deps, svc, c.get("principal"), t, c.req.header("origin"), {
+      publicGateChecked: c.get("publicGateChecked"),
+    });
     const { body, bytes } = await readEvaluationBody(c.req.raw);
     const context: Context = validateContext(body.context, { bodyBytes: bytes });
     const { model } = await modelFor(deps, svc, t);

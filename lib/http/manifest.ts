@@ -7,15 +7,17 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { principalId } from "../auth/principal.ts";
-import { authorize } from "../auth/permissions.ts";
-import { InvalidRequestError, NotFoundError, ProblemsError } from "../errors.ts";
-import type { Environment } from "../flags/model.ts";
-import { hashFileSet } from "../closure/hash.ts";
+import { InvalidRequestError } from "../errors.ts";
 import { etagMatches, parseIfMatch, versionEtag } from "../protocol/etag.ts";
-import type { ManifestWorkers } from "../workers/manifest_workers.ts";
-import type { PreparedUpload } from "../workers/manifest_work.ts";
-import { commitVersion, getHead, getVersion, listVersions, readFiles } from "../store/versions.ts";
+import {
+  lintManifest,
+  manifestTarget,
+  type ManifestUpload,
+  type NamespaceRef,
+  pushManifest,
+  rollbackManifest,
+} from "../services/manifests.ts";
+import { getVersion, listVersions, readFiles } from "../store/versions.ts";
 import type { VersionMeta } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { MANIFEST_BODY_LIMIT, readBodyBytes, readJsonObject } from "./body.ts";
@@ -35,25 +37,13 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   const { kv } = deps;
   const { workers } = deps.runtime;
   const app = new Hono<AppEnv>();
-  const now = () => deps.now?.() ?? new Date();
   const archives = deps.runtime.manifests;
 
-  /**
-   * Authorizes the action and reads the head, which exists exactly while the
-   * namespace does (both are written and deleted in one atomic operation).
-   */
+  /** The namespace of the route, authorised for `action`, and its head. */
   async function target(c: Ctx, action: "manifest.read" | "manifest.write") {
-    const tenant = c.req.param("tenant")!;
-    const namespace = c.req.param("ns")!;
-    await authorize(kv, c.get("principal"), action, { tenant, namespace });
-    const head = await getHead(kv, tenant, namespace);
-    if (head === null) {
-      throw new NotFoundError(
-        "namespace_not_found",
-        `No namespace ${namespace} in tenant ${tenant}`,
-      );
-    }
-    return { tenant, namespace, head };
+    const ref = route(c);
+    const head = await manifestTarget(deps, c.get("principal"), ref, action);
+    return { ...ref, head };
   }
 
   app.get("/manifest", async (c) => {
@@ -89,30 +79,20 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.put("/manifest", async (c) => {
-    const { tenant, namespace } = await target(c, "manifest.write");
-    const ifMatch = parseIfMatch(c.req.header("if-match"));
-    const upload = await readUpload(c, workers);
-    if (upload.problemCount > 0) {
-      throw new ProblemsError(upload.problems, undefined, undefined, upload.problemCount);
-    }
-    const result = await commitVersion(kv, {
-      tenant,
-      namespace,
-      files: upload.files,
-      hashed: { closureHash: upload.closureHash, blobIds: upload.blobIds },
-      environments: upload.environments,
-      created_by: principalId(c.get("principal")),
-      message: upload.message ?? null,
-      now,
-      ...(ifMatch === undefined ? {} : { ifMatch }),
-    });
-    if (result.changed) deps.runtime.namespaceChanged(tenant, namespace);
+    const result = await pushManifest(deps, c.get("principal"), route(c), async () => ({
+      ifMatch: parseIfMatch(c.req.header("if-match")),
+      upload: await readUpload(c),
+    }));
     return versionResponse(c, result.version, result.changed);
   });
 
   app.post("/lint", async (c) => {
-    await target(c, "manifest.write");
-    const { problems, problemCount } = await readUpload(c, workers);
+    const { problems, problemCount } = await lintManifest(
+      deps,
+      c.get("principal"),
+      route(c),
+      () => readUpload(c),
+    );
     return c.json({
       ok: problemCount === 0,
       problems,
@@ -138,58 +118,35 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.post("/rollback", async (c) => {
-    const { tenant, namespace } = await target(c, "manifest.write");
-    const body = await readJsonObject(c.req.raw);
-    const v = body.version;
-    if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
-      throw new InvalidRequestError("version must be a non-negative integer");
-    }
-    const files = await readFiles(kv, tenant, namespace, v);
-    const result = await commitVersion(kv, {
-      tenant,
-      namespace,
-      files,
-      hashed: await hashFileSet(files),
-      environments: await validEnvironments(workers, files),
-      created_by: principalId(c.get("principal")),
-      message: stringField(body, "message") ?? `rollback to version ${v}`,
-      now,
+    const result = await rollbackManifest(deps, c.get("principal"), route(c), async () => {
+      const body = await readJsonObject(c.req.raw);
+      const version = body.version;
+      if (typeof version !== "number" || !Number.isInteger(version) || version < 0) {
+        throw new InvalidRequestError("version must be a non-negative integer");
+      }
+      return { version, message: stringField(body, "message") };
     });
-    if (result.changed) deps.runtime.namespaceChanged(tenant, namespace);
     return versionResponse(c, result.version, result.changed);
   });
 
   return app;
 }
 
-/**
- * Validates a manifest off the event loop when it is large; throws 422
- * `invalid_manifest` with every problem, else returns its environments.
- */
-async function validEnvironments(
-  workers: ManifestWorkers,
-  files: ReadonlyMap<string, Uint8Array>,
-): Promise<Record<string, Environment>> {
-  const { problems, problemCount, environments } = await workers.check(files);
-  if (problemCount > 0) throw new ProblemsError(problems, undefined, undefined, problemCount);
-  return environments;
+/** The namespace a manifest route names. */
+function route(c: Ctx): NamespaceRef {
+  return { tenant: c.req.param("tenant")!, namespace: c.req.param("ns")! };
 }
 
 /**
- * Reads a manifest body, decoded, validated and digested (off the event
- * loop when large): JSON `{files: {path: text}, message?}` when the content
- * type says JSON, else a tar.gz (or tar) archive with the message in
- * `?message=`.
+ * Reads a manifest body: JSON `{files: {path: text}, message?}` when the
+ * content type says JSON, else a tar.gz (or tar) archive with the message
+ * in `?message=`. Decoding and validation are the service's.
  */
-async function readUpload(c: Ctx, workers: ManifestWorkers): Promise<PreparedUpload> {
+async function readUpload(c: Ctx): Promise<ManifestUpload> {
   const bytes = await readBodyBytes(c.req.raw, MANIFEST_BODY_LIMIT);
   const type = c.req.header("content-type") ?? "";
-  if (/^application\/(.+\+)?json\b/i.test(type)) return await workers.upload(bytes, "json");
-  if (bytes.length === 0) {
-    throw new InvalidRequestError("request body is empty: send a tar.gz or JSON manifest");
-  }
-  const upload = await workers.upload(bytes, "archive");
-  return { ...upload, message: c.req.query("message") };
+  if (/^application\/(.+\+)?json\b/i.test(type)) return { format: "json", bytes };
+  return { format: "archive", bytes, message: c.req.query("message") };
 }
 
 function versionResponse(c: Ctx, meta: VersionMeta, changed: boolean): Response {

@@ -5,20 +5,16 @@
  * @module
  */
 import { Hono } from "hono";
-import { actorOf, principalId } from "../auth/principal.ts";
 import { authorize, can } from "../auth/permissions.ts";
 import {
   addNamespaceAdmin,
   createNamespace,
   deleteNamespace,
-  getNamespace,
-  listNamespaceAdmins,
-  listNamespaces,
   removeNamespaceAdmin,
-} from "../store/namespaces.ts";
+} from "../services/namespaces.ts";
+import { getNamespace, listNamespaceAdmins, listNamespaces } from "../store/namespaces.ts";
 import { getTenant } from "../store/tenants.ts";
 import { getHead } from "../store/versions.ts";
-import { getUser } from "../store/users.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { readJsonObject } from "./body.ts";
 import { requiredString, stringField, userRefField } from "./params.ts";
@@ -34,22 +30,13 @@ import { requiredString, stringField, userRefField } from "./params.ts";
 export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
   const { kv } = deps;
   const app = new Hono<AppEnv>();
-  const now = () => deps.now?.() ?? new Date();
 
   app.post("/", async (c) => {
     const tenant = c.req.param("tenant")!;
-    const p = c.get("principal");
-    await authorize(kv, p, "namespace.create", { tenant });
-    await getTenant(kv, tenant);
-    const body = await readJsonObject(c.req.raw);
-    const namespace = await createNamespace(kv, {
-      tenant,
-      slug: requiredString(body, "slug"),
-      description: stringField(body, "description") ?? null,
-      created_by: principalId(p),
-      now,
+    const namespace = await createNamespace(deps, c.get("principal"), tenant, async () => {
+      const body = await readJsonObject(c.req.raw);
+      return { slug: requiredString(body, "slug"), description: stringField(body, "description") };
     });
-    deps.runtime.namespaceChanged(tenant, namespace.slug);
     return c.json({ namespace, request_id: c.get("requestId") }, 201);
   });
 
@@ -79,17 +66,9 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
   app.delete("/:ns", async (c) => {
     const tenant = c.req.param("tenant")!;
     const namespace = c.req.param("ns");
-    const p = c.get("principal");
-    await authorize(kv, p, "namespace.delete", { tenant, namespace });
-    const { revoked } = await deleteNamespace(
-      kv,
-      tenant,
-      namespace,
-      actorOf(p, c.get("requestId")),
-      now(),
-    );
-    deps.runtime.namespaceChanged(tenant, namespace);
-    await deps.runtime.guard.recheck();
+    const { revoked } = await deleteNamespace(deps, c.get("principal"), tenant, namespace, {
+      requestId: c.get("requestId"),
+    });
     return c.json({ deleted: namespace, revoked_tokens: revoked, request_id: c.get("requestId") });
   });
 
@@ -104,26 +83,20 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
   app.post("/:ns/admins", async (c) => {
     const tenant = c.req.param("tenant")!;
     const namespace = c.req.param("ns");
-    const p = c.get("principal");
-    await authorize(kv, p, "namespace.admins", { tenant, namespace });
-    await getNamespace(kv, tenant, namespace);
-    const body = await readJsonObject(c.req.raw);
-    const user = await getUser(kv, userRefField(body));
-    const admin = await addNamespaceAdmin(kv, {
+    const admin = await addNamespaceAdmin(
+      deps,
+      c.get("principal"),
       tenant,
       namespace,
-      user_id: user.id,
-      added_by: principalId(p),
-      now,
-    });
+      async () => userRefField(await readJsonObject(c.req.raw)),
+    );
     return c.json({ admin, request_id: c.get("requestId") }, 201);
   });
 
   app.delete("/:ns/admins/:user", async (c) => {
     const tenant = c.req.param("tenant")!;
     const namespace = c.req.param("ns");
-    await authorize(kv, c.get("principal"), "namespace.admins", { tenant, namespace });
-    await removeNamespaceAdmin(kv, tenant, namespace, c.req.param("user"));
+    await removeNamespaceAdmin(deps, c.get("principal"), tenant, namespace, c.req.param("user"));
     return c.json({ removed: c.req.param("user"), request_id: c.get("requestId") });
   });
 

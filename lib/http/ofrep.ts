@@ -57,7 +57,7 @@
 import { Hono } from "hono";
 import type { Context as HonoContext } from "hono";
 import { bearerCredential } from "../auth/bearer.ts";
-import { authenticate, type Principal } from "../auth/principal.ts";
+import { authenticateRequest, type Principal } from "../auth/principal.ts";
 import type { Context } from "../conditions.ts";
 import { murmur3, murmur3Finalize, murmur3MixBlock } from "../flags/bucket.ts";
 import { etagMatches } from "../protocol/etag.ts";
@@ -236,7 +236,11 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
   /** Authenticates and admits the request; returns the principal and triple. */
   async function admit(c: Ctx): Promise<{ p: Principal; t: Triple }> {
     c.set("clientIp", clientIp(c));
-    const p = await authenticate(authDeps(deps), c.req.header("authorization"), requestContext(c));
+    const { principal: p, publicGateChecked } = await authenticateRequest(
+      authDeps(deps),
+      c.req.header("authorization"),
+      requestContext(c),
+    );
     c.set("principal", p);
     const named = {
       tenant: c.req.header("x-cfgtool-tenant"),
@@ -263,7 +267,7 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
       }
       t = { tenant: named.tenant, namespace: named.namespace, environment: named.environment };
     }
-    await admitEvaluation(deps, svc, p, t, c.req.header("origin"));
+    await admitEvaluation(deps, svc, p, t, c.req.header("origin"), { publicGateChecked });
     return { p, t };
   }
 

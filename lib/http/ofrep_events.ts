@@ -47,7 +47,7 @@
  * @module
  */
 import { Hono } from "hono";
-import { authenticate } from "../auth/principal.ts";
+import { authenticateRequest } from "../auth/principal.ts";
 import { ForbiddenError } from "../errors.ts";
 import { versionEtag } from "../protocol/etag.ts";
 import { sseHeaders, SseStreams } from "../events/sse.ts";
@@ -144,7 +144,7 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
     const origin = c.req.header("origin");
     const token = c.req.query("token");
     c.set("clientIp", clientIp(c));
-    const p = await authenticate(
+    const { principal: p, publicGateChecked } = await authenticateRequest(
       authDeps(deps),
       token === undefined ? undefined : `Bearer ${token}`,
       requestContext(c),
@@ -158,7 +158,7 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
       namespace: p.token.namespace_slug ?? "",
       environment: p.token.environment_slug ?? "",
     };
-    await admitEvaluation(deps, svc, p, t, origin);
+    await admitEvaluation(deps, svc, p, t, origin, { publicGateChecked });
     const head = await getHead(deps.kv, t.tenant, t.namespace);
     if (head === null) throw new ForbiddenError(`Namespace ${t.tenant}/${t.namespace} is gone`);
 

@@ -5,18 +5,14 @@
  * @module
  */
 import { Hono } from "hono";
-import { actorOf, principalId } from "../auth/principal.ts";
 import { authorize, can } from "../auth/permissions.ts";
 import {
   addTenantAdmin,
   createTenant,
   deleteTenant,
-  getTenant,
-  listTenantAdmins,
-  listTenants,
   removeTenantAdmin,
-} from "../store/tenants.ts";
-import { getUser } from "../store/users.ts";
+} from "../services/tenants.ts";
+import { getTenant, listTenantAdmins, listTenants } from "../store/tenants.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { readJsonObject } from "./body.ts";
 import { requiredString, stringField, userRefField } from "./params.ts";
@@ -32,19 +28,12 @@ import { requiredString, stringField, userRefField } from "./params.ts";
 export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
   const { kv } = deps;
   const app = new Hono<AppEnv>();
-  const now = () => deps.now?.() ?? new Date();
 
   app.post("/", async (c) => {
-    const p = c.get("principal");
-    await authorize(kv, p, "tenant.create", {});
-    const body = await readJsonObject(c.req.raw);
-    const tenant = await createTenant(kv, {
-      slug: requiredString(body, "slug"),
-      description: stringField(body, "description") ?? null,
-      created_by: principalId(p),
-      now,
+    const tenant = await createTenant(deps, c.get("principal"), async () => {
+      const body = await readJsonObject(c.req.raw);
+      return { slug: requiredString(body, "slug"), description: stringField(body, "description") };
     });
-    deps.runtime.tenantChanged(tenant.slug);
     return c.json({ tenant, request_id: c.get("requestId") }, 201);
   });
 
@@ -65,11 +54,9 @@ export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.delete("/:tenant", async (c) => {
     const tenant = c.req.param("tenant");
-    const p = c.get("principal");
-    await authorize(kv, p, "tenant.delete", { tenant });
-    const { revoked } = await deleteTenant(kv, tenant, actorOf(p, c.get("requestId")), now());
-    deps.runtime.tenantChanged(tenant);
-    await deps.runtime.guard.recheck();
+    const { revoked } = await deleteTenant(deps, c.get("principal"), tenant, {
+      requestId: c.get("requestId"),
+    });
     return c.json({ deleted: tenant, revoked_tokens: revoked, request_id: c.get("requestId") });
   });
 
@@ -82,24 +69,18 @@ export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.post("/:tenant/admins", async (c) => {
     const tenant = c.req.param("tenant");
-    const p = c.get("principal");
-    await authorize(kv, p, "tenant.admins", { tenant });
-    await getTenant(kv, tenant);
-    const body = await readJsonObject(c.req.raw);
-    const user = await getUser(kv, userRefField(body));
-    const admin = await addTenantAdmin(kv, {
+    const admin = await addTenantAdmin(
+      deps,
+      c.get("principal"),
       tenant,
-      user_id: user.id,
-      added_by: principalId(p),
-      now,
-    });
+      async () => userRefField(await readJsonObject(c.req.raw)),
+    );
     return c.json({ admin, request_id: c.get("requestId") }, 201);
   });
 
   app.delete("/:tenant/admins/:user", async (c) => {
     const tenant = c.req.param("tenant");
-    await authorize(kv, c.get("principal"), "tenant.admins", { tenant });
-    await removeTenantAdmin(kv, tenant, c.req.param("user"));
+    await removeTenantAdmin(deps, c.get("principal"), tenant, c.req.param("user"));
     return c.json({ removed: c.req.param("user"), request_id: c.get("requestId") });
   });
 

@@ -8,8 +8,7 @@
  *
  * @module
  */
-import { tokenPrefix } from "../store/keys.ts";
-import { effectiveStatus, type TokenRecord } from "../store/tokens.ts";
+import { eachTokenRecord, effectiveStatus } from "../store/tokens.ts";
 
 /** Options of {@linkcode ClientOriginIndex}. */
 export interface ClientOriginIndexOptions {
@@ -91,8 +90,7 @@ export class ClientOriginIndex {
       try {
         const now = new Date(this.#now());
         const next = new Map<string, Set<string>>();
-        for await (const e of this.#kv.list<TokenRecord>({ prefix: tokenPrefix() })) {
-          const t = e.value;
+        for await (const t of eachTokenRecord(this.#kv)) {
           if (t.type !== "namespace-client" || effectiveStatus(t, now) !== "active") continue;
           if (t.tenant_slug === null || t.namespace_slug === null || t.environment_slug === null) {
             continue;

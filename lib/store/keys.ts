@@ -221,6 +221,8 @@ export const sessionByDigestKey = (digest: string): Deno.KvKey => [
   "session_by_digest",
   digest,
 ];
+/** Prefix of every session digest index entry. */
+export const sessionByDigestPrefix = (): Deno.KvKey => ["session_by_digest"];
 /** Counter numbering default bootstrap token names. */
 export const bootstrapCountKey = (): Deno.KvKey => ["bootstrap_count"];
 /** Retention record of a namespace: the oldest version kept (lib/store/retention.ts). */

@@ -169,3 +169,21 @@ export function retryLockedCommits(kv: Deno.Kv): Deno.Kv {
   };
   return kv;
 }
+
+/**
+ * Asks the KV for a strongly consistent read, to tell whether it answers
+ * (readiness). Throws what the KV throws.
+ *
+ * @param kv the store
+ *
+ * @example
+ * ```ts
+ * import { pingKv } from "./kv.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await pingKv(kv);
+ * kv.close();
+ * ```
+ */
+export async function pingKv(kv: Deno.Kv): Promise<void> {
+  await kv.get(["readyz"], { consistency: "strong" });
+}

@@ -129,6 +129,35 @@ export async function findNamespace(
 }
 
 /**
+ * Reads a namespace's entry, with the versionstamp a commit can check so
+ * that it fails if the namespace is deleted (or changed) meanwhile.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param slug namespace slug
+ * @returns the entry (value null when there is no such namespace)
+ *
+ * @example
+ * ```ts
+ * import { createNamespace, getNamespaceEntry } from "./namespaces.ts";
+ * import { createTenant } from "./tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if ((await getNamespaceEntry(kv, "acme", "web")).versionstamp !== null) throw new Error();
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+ * if ((await getNamespaceEntry(kv, "acme", "web")).value?.slug !== "web") throw new Error();
+ * kv.close();
+ * ```
+ */
+export function getNamespaceEntry(
+  kv: Deno.Kv,
+  tenant: string,
+  slug: string,
+): Promise<Deno.KvEntryMaybe<NamespaceRecord>> {
+  return kv.get<NamespaceRecord>(namespaceKey(tenant, slug));
+}
+
+/**
  * Reads a namespace, or throws 404 `namespace_not_found`.
  *
  * @param kv the store

@@ -97,6 +97,31 @@ export async function findTenant(
 }
 
 /**
+ * Reads a tenant's entry, with the versionstamp a commit can check so that
+ * it fails if the tenant is deleted (or changed) meanwhile.
+ *
+ * @param kv the store
+ * @param slug tenant slug
+ * @returns the entry (value null when there is no such tenant)
+ *
+ * @example
+ * ```ts
+ * import { createTenant, getTenantEntry } from "./tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if ((await getTenantEntry(kv, "acme")).versionstamp !== null) throw new Error();
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * if ((await getTenantEntry(kv, "acme")).value?.slug !== "acme") throw new Error();
+ * kv.close();
+ * ```
+ */
+export function getTenantEntry(
+  kv: Deno.Kv,
+  slug: string,
+): Promise<Deno.KvEntryMaybe<TenantRecord>> {
+  return kv.get<TenantRecord>(tenantKey(slug));
+}
+
+/**
  * Reads a tenant, or throws 404 `tenant_not_found`.
  *
  * @param kv the store

@@ -13,8 +13,10 @@
  * @module
  */
 import { NotFoundError } from "../errors.ts";
-import { addAudit, type AuditActor, tokenAuditEntry } from "./audit.ts";
+import { addAudit, type AuditActor, type AuditEntry, tokenAuditEntry } from "./audit.ts";
 import {
+  bootstrapCountKey,
+  sessionKey,
   tokenByDigestKey,
   tokenByNameKey,
   tokenByNamespaceKey,
@@ -175,6 +177,72 @@ export function insertTokenOps(
     }
   }
   return op;
+}
+
+/**
+ * A new atomic operation that inserts a token (see {@linkcode insertTokenOps}),
+ * for the caller to add its own writes to and commit.
+ *
+ * @param kv the store
+ * @param t the record
+ * @param nameHolder the versionstamp of the name index entry read before (null: none)
+ * @returns the operation
+ *
+ * @example
+ * ```ts
+ * import { beginTokenInsert, getTokenEntry, type TokenRecord } from "./tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const t = {
+ *   id: "tok_1", name: "ci", digest: "d1", type: "superadmin", tenant_slug: null,
+ *   namespace_slug: null, description: null, allowed_origins: [],
+ * } as unknown as TokenRecord;
+ * if (!(await beginTokenInsert(kv, t, null).commit()).ok) throw new Error();
+ * if ((await getTokenEntry(kv, "tok_1")).value?.name !== "ci") throw new Error();
+ * kv.close();
+ * ```
+ */
+export function beginTokenInsert(
+  kv: Deno.Kv,
+  t: TokenRecord,
+  nameHolder: string | null,
+): Deno.AtomicOperation {
+  return insertTokenOps(kv.atomic(), t, nameHolder);
+}
+
+/** `getMany` takes at most 10 keys. */
+const CREDENTIAL_BATCH = 10;
+
+/**
+ * Reads the records of several credentials at once (service tokens
+ * `tok_…` and sessions `ssn_…`), in `getMany` batches: what a stream
+ * guard re-checks.
+ *
+ * @param kv the store
+ * @param ids token and session ids
+ * @returns one value per id, in order; null for a record that is gone
+ *
+ * @example
+ * ```ts
+ * import { readCredentialRecords } from "./tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const [a, b] = await readCredentialRecords(kv, ["tok_1", "ssn_1"]);
+ * if (a !== null || b !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function readCredentialRecords(
+  kv: Deno.Kv,
+  ids: readonly string[],
+): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (let i = 0; i < ids.length; i += CREDENTIAL_BATCH) {
+    const batch = ids.slice(i, i + CREDENTIAL_BATCH);
+    const entries = await kv.getMany(
+      batch.map((id) => id.startsWith("ssn_") ? sessionKey(id) : tokenKey(id)),
+    );
+    for (const e of entries) out.push(e.value);
+  }
+  return out;
 }
 
 /**
@@ -552,4 +620,172 @@ export async function revokeBoundTokens(
     if (r.changed) revoked.push(entry.value);
   }
   return revoked;
+}
+
+/**
+ * Every token record, of every type and status, in id order (creation
+ * order). Records are read as the listing goes, so a caller may change the
+ * record it is looking at (revoke it) before taking the next.
+ *
+ * @param kv the store
+ * @returns the records, one at a time
+ *
+ * @example
+ * ```ts
+ * import { eachTokenRecord, insertTokenOps, type TokenRecord } from "./tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const t = {
+ *   id: "tok_1", type: "tenant-admin", name: "ci", description: null, tenant_slug: "acme",
+ *   namespace_slug: null, environment_slug: null, allowed_origins: [], digest: "9f2c",
+ * } as unknown as TokenRecord;
+ * await insertTokenOps(kv.atomic(), t).commit();
+ * const ids: string[] = [];
+ * for await (const r of eachTokenRecord(kv)) ids.push(r.id);
+ * if (ids.join() !== "tok_1") throw new Error(ids.join());
+ * kv.close();
+ * ```
+ */
+export async function* eachTokenRecord(kv: Deno.Kv): AsyncGenerator<TokenRecord> {
+  for await (const e of kv.list<TokenRecord>({ prefix: tokenPrefix() })) yield e.value;
+}
+
+/**
+ * Replaces a token record read before, only if it has not changed since
+ * (check on the entry's versionstamp), together with an optional audit
+ * entry in the same commit. Returns false when another writer changed the
+ * record first; nothing is written then.
+ *
+ * @param kv the store
+ * @param entry the record as read ({@linkcode getTokenEntry}, {@linkcode findTokenByDigest})
+ * @param next the new record (same id)
+ * @param audit an audit entry to write in the same commit
+ * @returns whether the commit succeeded
+ *
+ * @example
+ * ```ts
+ * import { getTokenEntry, insertTokenOps, type TokenRecord, updateTokenIfUnchanged } from "./tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const t = {
+ *   id: "tok_1", type: "tenant-admin", name: "ci", description: null, tenant_slug: "acme",
+ *   namespace_slug: null, environment_slug: null, allowed_origins: [], digest: "9f2c",
+ *   last_used_at: null,
+ * } as unknown as TokenRecord;
+ * await insertTokenOps(kv.atomic(), t).commit();
+ * const seen = await getTokenEntry(kv, "tok_1") as Deno.KvEntry<TokenRecord>;
+ * const used = { ...t, last_used_at: "2030-01-01T00:00:00.000Z" };
+ * if (!await updateTokenIfUnchanged(kv, seen, used)) throw new Error();
+ * // the same stale entry a second time: refused
+ * if (await updateTokenIfUnchanged(kv, seen, used)) throw new Error("stale write");
+ * kv.close();
+ * ```
+ */
+export async function updateTokenIfUnchanged(
+  kv: Deno.Kv,
+  entry: Deno.KvEntry<TokenRecord>,
+  next: TokenRecord,
+  audit?: AuditEntry,
+): Promise<boolean> {
+  const op = kv.atomic().check(entry).set(tokenKey(entry.value.id), next);
+  if (audit !== undefined) addAudit(op, audit);
+  return (await op.commit()).ok;
+}
+
+/**
+ * The counter numbering default `bootstrap-<n>` token names, as read: the
+ * last number used (0 when none) and the versionstamp to check on commit.
+ */
+export interface BootstrapCount {
+  /** The last number used, 0 before the first bootstrap. */
+  count: number;
+  /** Versionstamp of the counter entry, null when absent. */
+  versionstamp: string | null;
+}
+
+/**
+ * Reads the bootstrap counter.
+ *
+ * @param kv the store
+ * @returns the count and its versionstamp
+ *
+ * @example
+ * ```ts
+ * import { getBootstrapCount } from "./tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const c = await getBootstrapCount(kv);
+ * if (c.count !== 0 || c.versionstamp !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function getBootstrapCount(kv: Deno.Kv): Promise<BootstrapCount> {
+  const e = await kv.get<Deno.KvU64>(bootstrapCountKey());
+  return { count: Number(e.value?.value ?? 0n), versionstamp: e.versionstamp };
+}
+
+/**
+ * Adds to an atomic operation a check that the bootstrap counter is still
+ * as read and, when `next` is a number, the write of the new count. The
+ * commit fails when another bootstrap moved the counter meanwhile.
+ *
+ * @param op the atomic operation
+ * @param seen the counter as read by {@linkcode getBootstrapCount}
+ * @param next the new count, or null to only check
+ * @returns the same operation
+ *
+ * @example
+ * ```ts
+ * import { bootstrapCountOps, getBootstrapCount } from "./tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const seen = await getBootstrapCount(kv);
+ * if (!(await bootstrapCountOps(kv.atomic(), seen, 1).commit()).ok) throw new Error();
+ * if ((await getBootstrapCount(kv)).count !== 1) throw new Error();
+ * // the stale read: refused
+ * if ((await bootstrapCountOps(kv.atomic(), seen, 2).commit()).ok) throw new Error("stale");
+ * kv.close();
+ * ```
+ */
+export function bootstrapCountOps(
+  op: Deno.AtomicOperation,
+  seen: BootstrapCount,
+  next: number | null,
+): Deno.AtomicOperation {
+  op.check({ key: bootstrapCountKey(), versionstamp: seen.versionstamp });
+  if (next !== null) op.set(bootstrapCountKey(), new Deno.KvU64(BigInt(next)));
+  return op;
+}
+
+/**
+ * Adds to an atomic operation the mark that a token was rotated to a new
+ * one (`rotated_to_token_id`), checked against the record as read, so the
+ * commit fails when the old token changed meanwhile.
+ *
+ * @param op the atomic operation (usually the one inserting the new token)
+ * @param entry the old token as read
+ * @param toId the new token's id
+ * @returns the same operation
+ *
+ * @example
+ * ```ts
+ * import { getTokenEntry, getTokenRecord, insertTokenOps, markRotatedOps, type TokenRecord } from "./tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const t = {
+ *   id: "tok_1", type: "tenant-admin", name: "ci", description: null, tenant_slug: "acme",
+ *   namespace_slug: null, environment_slug: null, allowed_origins: [], digest: "9f2c",
+ *   rotated_to_token_id: null,
+ * } as unknown as TokenRecord;
+ * await insertTokenOps(kv.atomic(), t).commit();
+ * const old = await getTokenEntry(kv, "tok_1") as Deno.KvEntry<TokenRecord>;
+ * if (!(await markRotatedOps(kv.atomic(), old, "tok_2").commit()).ok) throw new Error();
+ * if ((await getTokenRecord(kv, "tok_1")).rotated_to_token_id !== "tok_2") throw new Error();
+ * kv.close();
+ * ```
+ */
+export function markRotatedOps(
+  op: Deno.AtomicOperation,
+  entry: Deno.KvEntry<TokenRecord>,
+  toId: string,
+): Deno.AtomicOperation {
+  return op.check(entry).set(tokenKey(entry.value.id), {
+    ...entry.value,
+    rotated_to_token_id: toId,
+  });
 }

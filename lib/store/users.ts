@@ -126,6 +126,26 @@ export async function getUser(
 }
 
 /**
+ * Whether a user record with this id exists (one read; no email lookup).
+ *
+ * @param kv the store
+ * @param id the user id (`usr_…`)
+ * @returns true when the user exists
+ *
+ * @example
+ * ```ts
+ * import { createUser, userExists } from "./users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const u = await createUser(kv, { email: "a@b.c" });
+ * if (!await userExists(kv, u.id) || await userExists(kv, "usr_x")) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function userExists(kv: Deno.Kv, id: string): Promise<boolean> {
+  return (await kv.get(userKey(id))).value !== null;
+}
+
+/**
  * Every user, in email order.
  *
  * @param kv the store

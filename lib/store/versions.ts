@@ -303,6 +303,35 @@ export async function getVersion(
 }
 
 /**
+ * Reads the metadata of one version, or null when there is none (never
+ * written, or pruned).
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @param version version number
+ * @returns the metadata, or null
+ *
+ * @example
+ * ```ts
+ * import { findVersion, initialVersionOps } from "./versions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await (await initialVersionOps(kv, "acme", "web", "usr_1", new Date()))(kv.atomic()).commit();
+ * if ((await findVersion(kv, "acme", "web", 0))?.version !== 0) throw new Error();
+ * if (await findVersion(kv, "acme", "web", 1) !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function findVersion(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+  version: number,
+): Promise<VersionMeta | null> {
+  return (await kv.get<VersionMeta>(versionKey(tenant, namespace, version))).value;
+}
+
+/**
  * Lists version metadata newest first; `after` is a version number and the
  * page holds the versions below it.
  *

@@ -2,7 +2,7 @@ import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { ForbiddenError } from "../../lib/errors.ts";
 import { readAudit } from "../../lib/auth/audit_access.ts";
 import { type Action, authorize, can, type Target } from "../../lib/auth/permissions.ts";
-import type { Principal } from "../../lib/auth/principal.ts";
+import { authenticateRequest, type Principal } from "../../lib/auth/principal.ts";
 import { createSession } from "../../lib/auth/sessions.ts";
 import { createToken } from "../../lib/auth/token_service.ts";
 import { addNamespaceAdmin, removeNamespaceAdmin } from "../../lib/store/namespaces.ts";
@@ -167,6 +167,25 @@ wtest(
     await w.setEnvs(false);
     await forbidden(w.kv, made.principal, "evaluate.public", target);
     assertEquals((await getTokenRecord(w.kv, made.token.id)).status, "active");
+  },
+);
+
+wtest(
+  "the gate checked at authentication counts for the request's evaluation only: a principal reused for a second authorization reads public_evaluate again",
+  async (w) => {
+    const made = await w.token("namespace-client", { environment_slug: "staging" });
+    const target = { ...WEB, environment: "staging" };
+    const { principal, publicGateChecked } = await authenticateRequest(
+      w.deps,
+      `Bearer ${made.secret}`,
+      { requestId: "r-gate" },
+    );
+    assertEquals(publicGateChecked, true);
+    await authorize(w.kv, principal, "evaluate", target, { publicGateChecked });
+    // public_evaluate is revoked while the principal lives on (a long-lived stream)
+    await w.setEnvs(false);
+    await forbidden(w.kv, principal, "evaluate", target);
+    await forbidden(w.kv, principal, "evaluate", target); // and every time after
   },
 );
 

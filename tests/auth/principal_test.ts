@@ -1,6 +1,11 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { ForbiddenError, UnauthorizedError } from "../../lib/errors.ts";
-import { authenticate, LAST_USED_INTERVAL_MS, type Principal } from "../../lib/auth/principal.ts";
+import {
+  authenticate,
+  authenticateRequest,
+  LAST_USED_INTERVAL_MS,
+  type Principal,
+} from "../../lib/auth/principal.ts";
 import { createSession } from "../../lib/auth/sessions.ts";
 import { createToken, revokeToken } from "../../lib/auth/token_service.ts";
 import { listAudit } from "../../lib/store/audit.ts";
@@ -208,3 +213,28 @@ wtest("a human session authenticates as the user until it expires", async (w) =>
   w.advance(3_600_000);
   await unauthorized(w.login(secret));
 });
+
+wtest(
+  "authenticateRequest() says the public gate was checked only for namespace-client tokens",
+  async (w) => {
+    const client = await w.issue({
+      type: "namespace-client",
+      name: "c",
+      tenant_slug: "acme",
+      namespace_slug: "web",
+      environment_slug: "staging",
+    });
+    const reader = await w.issue(readInput);
+    const user = await createUser(w.kv, { email: "ana@example.com" });
+    const session = await createSession(w.kv, w.key, { user: user.id, now: () => new Date(T0) });
+    const checked = async (secret: string) =>
+      (await authenticateRequest(w.deps, `Bearer ${secret}`, ctx)).publicGateChecked;
+    assertEquals(await checked(client.secret), true);
+    assertEquals(await checked(reader.secret), false);
+    assertEquals(await checked(session.secret), false);
+    assertEquals(await checked(w.boot.secret), false);
+    // the principal itself carries no mark
+    const { principal } = await authenticateRequest(w.deps, `Bearer ${client.secret}`, ctx);
+    assertEquals(Object.keys(principal).sort(), ["kind", "token"]);
+  },
+);

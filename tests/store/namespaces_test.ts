@@ -12,9 +12,10 @@ import {
   createNamespace,
   deleteNamespace,
   getNamespace,
+  getNamespaceEntry,
   listNamespaces,
 } from "../../lib/store/namespaces.ts";
-import { deleteTenant, findTenant } from "../../lib/store/tenants.ts";
+import { createTenant, deleteTenant, findTenant } from "../../lib/store/tenants.ts";
 import { getTokenRecord } from "../../lib/store/tokens.ts";
 import { getHead } from "../../lib/store/versions.ts";
 import { authWorld } from "../auth/world.ts";
@@ -112,6 +113,22 @@ Deno.test("deleting a tenant revokes every token bound to it and deletes its nam
       () => createNamespace(kv, { tenant: "acme", slug: "web", created_by: "x" }),
       NotFoundError,
     );
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("getNamespaceEntry() gives the record with a versionstamp a commit can check, or an empty entry", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+    const none = await getNamespaceEntry(kv, "acme", "web");
+    assertEquals([none.value, none.versionstamp], [null, null]);
+    const created = await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+    const entry = await getNamespaceEntry(kv, "acme", "web");
+    assertEquals(entry.value, created);
+    assertEquals((await kv.atomic().check(entry).commit()).ok, true);
+    assertEquals((await kv.atomic().check(none).commit()).ok, false);
   } finally {
     kv.close();
   }

@@ -4,6 +4,7 @@ import {
   addTenantAdmin,
   createTenant,
   getTenant,
+  getTenantEntry,
   isTenantAdmin,
   listTenantAdmins,
   listTenants,
@@ -61,6 +62,21 @@ Deno.test("tenant admin lists add and remove users, indexed by user", async () =
       () => addTenantAdmin(kv, { tenant: "nope", user_id: u.id, added_by: "x" }),
       NotFoundError,
     );
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("getTenantEntry() gives the record with a versionstamp a commit can check, or an empty entry", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const none = await getTenantEntry(kv, "acme");
+    assertEquals([none.value, none.versionstamp], [null, null]);
+    const created = await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+    const entry = await getTenantEntry(kv, "acme");
+    assertEquals(entry.value, created);
+    assertEquals((await kv.atomic().check(entry).commit()).ok, true);
+    assertEquals((await kv.atomic().check(none).commit()).ok, false);
   } finally {
     kv.close();
   }

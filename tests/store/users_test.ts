@@ -8,7 +8,7 @@ import {
   isNamespaceAdmin,
 } from "../../lib/store/namespaces.ts";
 import { addTenantAdmin, createTenant, isTenantAdmin } from "../../lib/store/tenants.ts";
-import { createUser, deleteUser, findUser, listUsers } from "../../lib/store/users.ts";
+import { createUser, deleteUser, findUser, listUsers, userExists } from "../../lib/store/users.ts";
 
 Deno.test("createUser() refuses a taken email with 409, in any letter case", async () => {
   const kv = await Deno.openKv(":memory:");
@@ -114,6 +114,19 @@ Deno.test("deleteUser() of a user with more records than one commit holds still 
       if (JSON.stringify(e.key).includes(ana.id)) left++;
     }
     assertEquals(left, 0);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("userExists() is true for a user id until the user is deleted", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const ana = await createUser(kv, { email: "ana@example.com" });
+    assertEquals(await userExists(kv, ana.id), true);
+    assertEquals(await userExists(kv, "usr_unknown"), false);
+    await deleteUser(kv, ana.id);
+    assertEquals(await userExists(kv, ana.id), false);
   } finally {
     kv.close();
   }

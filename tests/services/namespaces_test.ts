@@ -1,0 +1,150 @@
+import { assert, assertEquals, assertRejects } from "../assert.ts";
+import { ConflictError, ForbiddenError, NotFoundError } from "../../lib/errors.ts";
+import {
+  addNamespaceAdmin,
+  createNamespace,
+  deleteNamespace,
+  removeNamespaceAdmin,
+} from "../../lib/services/namespaces.ts";
+import { findNamespace, isNamespaceAdmin } from "../../lib/store/namespaces.ts";
+import { getTokenRecord } from "../../lib/store/tokens.ts";
+import { createUser } from "../../lib/store/users.ts";
+import { getHead } from "../../lib/store/versions.ts";
+import { serviceTest } from "./world.ts";
+
+const ctx = { requestId: "req-svc" };
+
+serviceTest(
+  "a tenant-admin creates a namespace of its tenant at version 0 and the runtime is told",
+  async (w) => {
+    const admin = await w.as({ type: "tenant-admin", name: "ta", tenant_slug: "acme" });
+    const ns = await createNamespace(w.services, admin, "acme", {
+      slug: "api",
+      description: "API",
+    });
+    assertEquals(ns.slug, "api");
+    assertEquals(ns.description, "API");
+    assertEquals((await getHead(w.kv, "acme", "api"))?.version, 0);
+    assertEquals(w.changes, ["ns:acme/api"]);
+    assertEquals((await w.runtime.models.get("acme", "api"))?.head.version, 0);
+  },
+);
+
+serviceTest(
+  "a tenant-admin of another tenant cannot create a namespace: 403 before the input is read",
+  async (w) => {
+    const admin = await w.as({ type: "tenant-admin", name: "ta", tenant_slug: "other" });
+    let read = false;
+    await assertRejects(
+      () =>
+        createNamespace(w.services, admin, "acme", () => {
+          read = true;
+          return { slug: "api" };
+        }),
+      ForbiddenError,
+    );
+    assert(!read, "the input was read before authorisation");
+    assertEquals(await findNamespace(w.kv, "acme", "api"), null);
+    assertEquals(w.changes, []);
+  },
+);
+
+serviceTest(
+  "creating a namespace in a tenant that does not exist is 404 tenant_not_found",
+  async (w) => {
+    const err = await assertRejects(
+      () => createNamespace(w.services, w.superadmin, "nope", { slug: "api" }),
+      NotFoundError,
+    );
+    assertEquals(err.code, "tenant_not_found");
+  },
+);
+
+serviceTest("a namespace slug that is taken is 409", async (w) => {
+  await assertRejects(
+    () => createNamespace(w.services, w.superadmin, "acme", { slug: "web" }),
+    ConflictError,
+  );
+  assertEquals(w.changes, []);
+});
+
+serviceTest(
+  "deleting a namespace revokes its tokens, tells the runtime and re-checks the streams",
+  async (w) => {
+    const bound = await w.as({
+      type: "namespace-read",
+      name: "r",
+      tenant_slug: "acme",
+      namespace_slug: "web",
+    });
+    assert(bound.kind === "token");
+    await w.runtime.models.get("acme", "web");
+    const admin = await w.as({ type: "tenant-admin", name: "ta", tenant_slug: "acme" });
+    const { revoked } = await deleteNamespace(w.services, admin, "acme", "web", ctx);
+    assertEquals(revoked, [bound.token.id]);
+    assertEquals((await getTokenRecord(w.kv, bound.token.id)).revoked_at !== null, true);
+    assertEquals(await findNamespace(w.kv, "acme", "web"), null);
+    assertEquals(w.changes, ["ns:acme/web"]);
+    assertEquals(w.rechecks(), 1);
+    assertEquals(await w.runtime.models.get("acme", "web"), null);
+  },
+);
+
+serviceTest(
+  "a tenant-admin of another tenant cannot delete a namespace: 403 and nothing is removed",
+  async (w) => {
+    const admin = await w.as({ type: "tenant-admin", name: "ta", tenant_slug: "other" });
+    await assertRejects(
+      () => deleteNamespace(w.services, admin, "acme", "web", ctx),
+      ForbiddenError,
+    );
+    assert(await findNamespace(w.kv, "acme", "web") !== null);
+    assertEquals(w.changes, []);
+    assertEquals(w.rechecks(), 0);
+  },
+);
+
+serviceTest("deleting a namespace that does not exist is 404 namespace_not_found", async (w) => {
+  const err = await assertRejects(
+    () => deleteNamespace(w.services, w.superadmin, "acme", "nope", ctx),
+    NotFoundError,
+  );
+  assertEquals(err.code, "namespace_not_found");
+});
+
+serviceTest("a tenant-admin adds a namespace admin by email and removes them by id", async (w) => {
+  const admin = await w.as({ type: "tenant-admin", name: "ta", tenant_slug: "acme" });
+  const ana = await createUser(w.kv, { email: "ana@example.com" });
+  const member = await addNamespaceAdmin(w.services, admin, "acme", "web", () => "ana@example.com");
+  assertEquals(member.user_id, ana.id);
+  assert(await isNamespaceAdmin(w.kv, "acme", "web", ana.id));
+  await removeNamespaceAdmin(w.services, admin, "acme", "web", ana.id);
+  assert(!await isNamespaceAdmin(w.kv, "acme", "web", ana.id));
+});
+
+serviceTest("a namespace-write token cannot manage namespace admins", async (w) => {
+  const writer = await w.as({
+    type: "namespace-write",
+    name: "ci",
+    tenant_slug: "acme",
+    namespace_slug: "web",
+  });
+  const ana = await createUser(w.kv, { email: "ana@example.com" });
+  await assertRejects(
+    () => addNamespaceAdmin(w.services, writer, "acme", "web", ana.id),
+    ForbiddenError,
+  );
+  assert(!await isNamespaceAdmin(w.kv, "acme", "web", ana.id));
+  await assertRejects(
+    () => removeNamespaceAdmin(w.services, writer, "acme", "web", ana.id),
+    ForbiddenError,
+  );
+});
+
+serviceTest("adding an admin who is no user is 404 user_not_found", async (w) => {
+  const err = await assertRejects(
+    () => addNamespaceAdmin(w.services, w.superadmin, "acme", "web", "nobody@example.com"),
+    NotFoundError,
+  );
+  assertEquals(err.code, "user_not_found");
+});
