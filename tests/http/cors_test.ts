@@ -1,44 +1,17 @@
 import { assertEquals } from "../assert.ts";
 import { applyCors, corsOrigin, preflightResponse } from "../../lib/http/cors.ts";
 import type { Principal } from "../../lib/auth/principal.ts";
-import type { TokenRecord } from "../../lib/store/tokens.ts";
-
-function token(over: Partial<TokenRecord>): TokenRecord {
-  return {
-    id: "tok_1",
-    type: "namespace-client",
-    name: "n",
-    description: null,
-    tenant_slug: "acme",
-    namespace_slug: "web",
-    environment_slug: "staging",
-    allowed_origins: ["https://a.example"],
-    scopes: [],
-    prefix: "svc_client_xyz",
-    digest: "d",
-    created_by: "usr_1",
-    created_at: "2026-01-01T00:00:00.000Z",
-    expires_at: null,
-    last_used_at: null,
-    last_used_ip_hash: null,
-    status: "active",
-    revoked_at: null,
-    revoked_by: null,
-    rotated_from_token_id: null,
-    rotated_to_token_id: null,
-    ...over,
-  };
-}
+import { tokenRecord } from "../store/token_record.ts";
 
 Deno.test("corsOrigin() allows only a namespace-client token's listed Origins", () => {
-  const client: Principal = { kind: "token", token: token({}) };
+  const client: Principal = { kind: "token", token: tokenRecord({}) };
   assertEquals(corsOrigin(client, "https://a.example"), "https://a.example");
   assertEquals(corsOrigin(client, "https://b.example"), null);
   assertEquals(corsOrigin(client, undefined), null);
   assertEquals(corsOrigin(undefined, "https://a.example"), null);
   const read: Principal = {
     kind: "token",
-    token: token({ type: "namespace-read", allowed_origins: ["https://a.example"] }),
+    token: tokenRecord({ type: "namespace-read", allowed_origins: ["https://a.example"] }),
   };
   assertEquals(corsOrigin(read, "https://a.example"), null);
   const human: Principal = { kind: "session", user_id: "usr_1", session_id: "ssn_1" };

@@ -144,7 +144,14 @@ Deno.test("load() gives the model and warnings of an older release's manifest, a
   });
 });
 
-Deno.test("a burst of large checks shares the pool's workers: no more start than its size, and they are reused", async () => {
+/**
+ * Runs `f` with a pool of `size` workers while counting the workers
+ * started: `f` gets the pool and a function that reads the count.
+ */
+async function countingStarts(
+  size: number,
+  f: (workers: ManifestWorkers, started: () => number) => Promise<void>,
+): Promise<void> {
   const Original = globalThis.Worker;
   let started = 0;
   globalThis.Worker = class extends Original {
@@ -154,37 +161,29 @@ Deno.test("a burst of large checks shares the pool's workers: no more start than
     }
   };
   try {
-    await withWorkers(async (workers) => {
-      const files = manifest(IN_PLACE_FILES * 2);
-      const checks = await Promise.all(Array.from({ length: 6 }, () => workers.check(files)));
-      assertEquals(checks.every((c) => c.problems.length === 0), true);
-      await workers.check(files);
-      assertEquals(started, 2);
-    }, 2);
+    await withWorkers((workers) => f(workers, () => started), size);
   } finally {
     globalThis.Worker = Original;
   }
+}
+
+Deno.test("a burst of large checks shares the pool's workers: no more start than its size, and they are reused", async () => {
+  await countingStarts(2, async (workers, started) => {
+    const files = manifest(IN_PLACE_FILES * 2);
+    const checks = await Promise.all(Array.from({ length: 6 }, () => workers.check(files)));
+    assertEquals(checks.every((c) => c.problems.length === 0), true);
+    await workers.check(files);
+    assertEquals(started(), 2);
+  });
 });
 
 Deno.test("start() starts the workers ahead of the first request", async () => {
-  const Original = globalThis.Worker;
-  let started = 0;
-  globalThis.Worker = class extends Original {
-    constructor(url: string | URL, options?: WorkerOptions) {
-      super(url, options);
-      started++;
-    }
-  };
-  try {
-    await withWorkers(async (workers) => {
-      workers.start();
-      assertEquals(started, 3);
-      assertEquals((await workers.check(manifest(IN_PLACE_FILES * 2))).problems, []);
-      assertEquals(started, 3);
-    }, 3);
-  } finally {
-    globalThis.Worker = Original;
-  }
+  await countingStarts(3, async (workers, started) => {
+    workers.start();
+    assertEquals(started(), 3);
+    assertEquals((await workers.check(manifest(IN_PLACE_FILES * 2))).problems, []);
+    assertEquals(started(), 3);
+  });
 });
 
 Deno.test("a few files of large content are validated in a worker too, with the same outcome", async () => {
