@@ -15,19 +15,14 @@
  *
  * @module
  */
+import { bootstrapSuperadmin } from "./bootstrap.ts";
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 const count = Number(Deno.args[0] ?? 10_000);
 const rounds = Number(Deno.args[1] ?? 3);
 const dir = await Deno.makeTempDir({ prefix: "cfgtool-hold-" });
 const kv = `${dir}/kv.sqlite3`;
 
-const boot = await new Deno.Command(Deno.execPath(), {
-  args: ["run", "-A", "--unstable-kv", CLI, "admin", "bootstrap", "--kv", kv],
-  stdout: "piped",
-  stderr: "piped",
-}).output();
-if (!boot.success) throw new Error(new TextDecoder().decode(boot.stderr));
-const token = new TextDecoder().decode(boot.stdout).trim().split("\n").at(-1)!;
+const token = await bootstrapSuperadmin(kv);
 
 const server = new Deno.Command(Deno.execPath(), {
   args: ["run", "-A", "--unstable-kv", CLI, "serve", "--kv", kv, "--port", "0"],

@@ -29,6 +29,7 @@ import {
   makeContexts,
   realisticNamespaceFiles,
 } from "./fixtures/realistic_namespace.ts";
+import { bootstrapSuperadmin } from "./bootstrap.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const CLI = `${ROOT}cli.ts`;
@@ -195,13 +196,7 @@ async function main(): Promise<number> {
     );
     children.push(hello.child);
     const kv = `${tmp}/kv.sqlite3`;
-    const boot = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--unstable-kv", CLI, "admin", "bootstrap", "--kv", kv],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    if (!boot.success) throw new Error(new TextDecoder().decode(boot.stderr));
-    const admin = new TextDecoder().decode(boot.stdout).trim().split("\n").at(-1)!;
+    const admin = await bootstrapSuperadmin(kv);
     const server = await startChild("sh", [
       "-c",
       `exec "$0" "$@" 2>"${tmp}/access.log"`,

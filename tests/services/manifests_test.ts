@@ -30,12 +30,7 @@ const invalid: ManifestUpload = {
 serviceTest(
   "a push by a namespace-write token commits the next version and the runtime's model sees it at once",
   async (w) => {
-    const writer = await w.as({
-      type: "namespace-write",
-      name: "ci",
-      tenant_slug: "acme",
-      namespace_slug: "web",
-    });
+    const writer = await w.asWeb("namespace-write");
     assertEquals((await w.runtime.models.get("acme", "web"))?.head.version, 0);
     const pushed = await pushManifest(w.services, writer, web, {
       upload: upload(["prod"], "first"),
@@ -62,12 +57,7 @@ serviceTest(
 serviceTest(
   "a namespace-read token cannot push: 403 before the request is read or anything written",
   async (w) => {
-    const reader = await w.as({
-      type: "namespace-read",
-      name: "r",
-      tenant_slug: "acme",
-      namespace_slug: "web",
-    });
+    const reader = await w.asWeb("namespace-read");
     let read = false;
     await assertRejects(
       () =>
@@ -84,12 +74,7 @@ serviceTest(
 );
 
 serviceTest("a token of one namespace cannot push to another tenant's namespace", async (w) => {
-  const writer = await w.as({
-    type: "namespace-write",
-    name: "ci",
-    tenant_slug: "acme",
-    namespace_slug: "web",
-  });
+  const writer = await w.asWeb("namespace-write");
   await assertRejects(
     () =>
       pushManifest(w.services, writer, { tenant: "other", namespace: "app" }, {
@@ -152,12 +137,7 @@ serviceTest("lint reports problems without storing anything; a valid manifest is
 });
 
 serviceTest("a namespace-read token cannot lint (manifest.write)", async (w) => {
-  const reader = await w.as({
-    type: "namespace-read",
-    name: "r",
-    tenant_slug: "acme",
-    namespace_slug: "web",
-  });
+  const reader = await w.asWeb("namespace-read");
   await assertRejects(() => lintManifest(w.services, reader, web, upload([])), ForbiddenError);
 });
 
@@ -177,12 +157,7 @@ serviceTest(
 
 serviceTest("a rollback by a namespace-read token is 403 and writes nothing", async (w) => {
   await pushManifest(w.services, w.superadmin, web, { upload: upload(["prod"]) });
-  const reader = await w.as({
-    type: "namespace-read",
-    name: "r",
-    tenant_slug: "acme",
-    namespace_slug: "web",
-  });
+  const reader = await w.asWeb("namespace-read");
   await assertRejects(
     () => rollbackManifest(w.services, reader, web, { version: 0 }),
     ForbiddenError,
@@ -200,12 +175,7 @@ serviceTest("a rollback to a version that is not a non-negative integer is a 400
 serviceTest(
   "reading a manifest needs manifest.read: a namespace-read token may, another tenant's may not",
   async (w) => {
-    const reader = await w.as({
-      type: "namespace-read",
-      name: "r",
-      tenant_slug: "acme",
-      namespace_slug: "web",
-    });
+    const reader = await w.asWeb("namespace-read");
     assertEquals((await manifestTarget(w.services, reader, web, "manifest.read")).version, 0);
     await assertRejects(
       () =>

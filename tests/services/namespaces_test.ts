@@ -71,12 +71,7 @@ serviceTest("a namespace slug that is taken is 409", async (w) => {
 serviceTest(
   "deleting a namespace revokes its tokens, tells the runtime and re-checks the streams",
   async (w) => {
-    const bound = await w.as({
-      type: "namespace-read",
-      name: "r",
-      tenant_slug: "acme",
-      namespace_slug: "web",
-    });
+    const bound = await w.asWeb("namespace-read");
     assert(bound.kind === "token");
     await w.runtime.models.get("acme", "web");
     const admin = await w.as({ type: "tenant-admin", name: "ta", tenant_slug: "acme" });
@@ -123,12 +118,7 @@ serviceTest("a tenant-admin adds a namespace admin by email and removes them by 
 });
 
 serviceTest("a namespace-write token cannot manage namespace admins", async (w) => {
-  const writer = await w.as({
-    type: "namespace-write",
-    name: "ci",
-    tenant_slug: "acme",
-    namespace_slug: "web",
-  });
+  const writer = await w.asWeb("namespace-write");
   const ana = await createUser(w.kv, { email: "ana@example.com" });
   await assertRejects(
     () => addNamespaceAdmin(w.services, writer, "acme", "web", ana.id),

@@ -28,6 +28,8 @@ export interface ServiceWorld extends AuthWorld {
   rechecks: () => number;
   /** Issues a token with the superadmin and logs in with it. */
   as(input: CreateTokenInput): Promise<Principal>;
+  /** Logs in with a new namespace-read (`r`) or namespace-write (`ci`) token of acme/web. */
+  asWeb(type: "namespace-read" | "namespace-write"): Promise<Principal>;
 }
 
 async function serviceWorld(): Promise<ServiceWorld> {
@@ -61,6 +63,13 @@ async function serviceWorld(): Promise<ServiceWorld> {
     changes,
     rechecks: () => rechecked,
     as,
+    asWeb: (type) =>
+      as({
+        type,
+        name: type === "namespace-read" ? "r" : "ci",
+        tenant_slug: "acme",
+        namespace_slug: "web",
+      }),
   };
 }
 

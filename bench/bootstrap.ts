@@ -1,0 +1,24 @@
+/**
+ * Shared by the load scripts: a superadmin for a fresh KV file, made by the
+ * real `cfgtool admin bootstrap` command.
+ *
+ * @module
+ */
+const CLI = new URL("../cli.ts", import.meta.url).pathname;
+
+/**
+ * Runs `cfgtool admin bootstrap --kv <kv>` and returns the superadmin secret
+ * it prints on its last line; throws with its stderr when it fails.
+ *
+ * @param kv path of the KV file (created when missing)
+ * @returns the superadmin token secret
+ */
+export async function bootstrapSuperadmin(kv: string): Promise<string> {
+  const boot = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--unstable-kv", CLI, "admin", "bootstrap", "--kv", kv],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!boot.success) throw new Error(`bootstrap failed:\n${new TextDecoder().decode(boot.stderr)}`);
+  return new TextDecoder().decode(boot.stdout).trim().split("\n").at(-1)!.trim();
+}
