@@ -1,11 +1,12 @@
 /**
  * `cfgtool` entry point: parses the arguments, runs the command, turns errors
- * into an exit status. The command tree is in lib/cli/.
+ * into an exit status. The command tree is in lib/cli/; it and the error
+ * reporting load on demand (lib/cli/dispatch.ts), so a plain `resolve`
+ * starts without commander.
  *
  * @module
  */
-import { buildProgram } from "./lib/cli/program.ts";
-import { exitCodeFor } from "./lib/cli/exit.ts";
+import { runCommandLine } from "./lib/cli/dispatch.ts";
 
 /**
  * Runs `cfgtool` with the given arguments and returns the exit status.
@@ -21,9 +22,11 @@ import { exitCodeFor } from "./lib/cli/exit.ts";
  */
 export async function runCli(args: string[]): Promise<number> {
   try {
-    await buildProgram().parseAsync(args, { from: "user" });
+    await runCommandLine(args);
     return 0;
   } catch (err) {
+    // lazy: exit.ts imports commander's error class
+    const { exitCodeFor } = await import("./lib/cli/exit.ts");
     return exitCodeFor(err);
   }
 }

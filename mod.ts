@@ -20,7 +20,7 @@
  */
 
 // Workspace tool (docs/workspace.md)
-export { openWorkspace, type Workspace } from "./lib/workspace/open.ts";
+export { type OpenOptions, openWorkspace, type Workspace } from "./lib/workspace/open.ts";
 export type { Resolution } from "./lib/workspace/model.ts";
 export { type LintReport, lintWorkspace, type WorkspaceCounts } from "./lib/workspace/lint.ts";
 export { type InitOptions, type InitResult, initWorkspace } from "./lib/workspace/init.ts";

@@ -14,6 +14,12 @@
  * the subscribers connected (memory per connection), and the inline event's
  * size against the snapshot's (uncompressed tar and tar.gz).
  *
+ * The client here is one process, so at large N it is the client that is
+ * timed: bench/stream_fanout.ts spreads the subscribers over several client
+ * processes and times a bare `Deno.serve` yardstick in the same run;
+ * bench/stream_memory.ts and bench/stream_hold.ts measure what a
+ * subscriber costs and how many one process holds.
+ *
  * @module
  */
 import { createParser } from "sse-parser";

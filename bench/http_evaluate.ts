@@ -6,8 +6,12 @@
  *
  * ```sh
  * deno run -A bench/http_evaluate.ts [--duration 8] [--connections 32] [--threads 1]
- *   [--repeat 1] [--warmup 2]
+ *   [--repeat 1] [--warmup 2] [--baseline <dir>]
  * ```
+ *
+ * `--baseline <dir>`: another checkout of cfgtool (`git worktree add /tmp/before <commit>`),
+ * set up the same way and measured in the same rounds, case by case, so the table shows
+ * before and after from one run.
  *
  * Setup: a temp-dir KV with a bootstrapped superadmin, tenant `bench`,
  * namespace `web` holding the realistic namespace of
@@ -30,9 +34,9 @@ import {
   realisticNamespaceFiles,
 } from "./fixtures/realistic_namespace.ts";
 import { bootstrapSuperadmin } from "./bootstrap.ts";
+import { startChild, stopChild } from "./processes.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const CLI = `${ROOT}cli.ts`;
 const HELLO = `${ROOT}bench/hello_server.ts`;
 const LUA = `${ROOT}bench/wrk/request.lua`;
 
@@ -42,6 +46,8 @@ interface Options {
   threads: number;
   repeat: number;
   warmup: number;
+  /** Root of a second checkout measured alongside, or null. */
+  baseline: string | null;
 }
 
 interface Case {
@@ -63,9 +69,20 @@ interface Result {
 }
 
 function parseArgs(args: string[]): Options {
-  const o: Options = { duration: 8, connections: 32, threads: 1, repeat: 1, warmup: 2 };
+  const o: Options = {
+    duration: 8,
+    connections: 32,
+    threads: 1,
+    repeat: 1,
+    warmup: 2,
+    baseline: null,
+  };
   for (let i = 0; i < args.length; i += 2) {
-    const name = args[i]!.replace(/^--/, "") as keyof Options;
+    if (args[i] === "--baseline") {
+      o.baseline = args[i + 1]!.replace(/\/+$/, "") + "/";
+      continue;
+    }
+    const name = args[i]!.replace(/^--/, "") as Exclude<keyof Options, "baseline">;
     const value = Number(args[i + 1]);
     if (!(name in o) || !Number.isFinite(value) || value < 0) {
       throw new Error(`bad option ${args[i]} ${args[i + 1]}`);
@@ -73,37 +90,6 @@ function parseArgs(args: string[]): Options {
     o[name] = value;
   }
   return o;
-}
-
-/** A child process whose stdout is scanned for its URL. */
-async function startChild(cmd: string, args: string[], pattern: RegExp) {
-  const child = new Deno.Command(cmd, { args, stdout: "piped", stderr: "inherit", stdin: "null" })
-    .spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  const deadline = Date.now() + 30_000;
-  while (true) {
-    const m = pattern.exec(out);
-    if (m) break;
-    if (Date.now() > deadline) throw new Error(`${args.join(" ")} did not start:\n${out}`);
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`${args.join(" ")} exited:\n${out}`);
-    out += value;
-  }
-  // keep draining stdout so the child never blocks on it
-  (async () => {
-    while (!(await reader.read()).done) { /* discard */ }
-  })().catch(() => {});
-  return { child, url: pattern.exec(out)![1]! };
-}
-
-async function stop(child: Deno.ChildProcess): Promise<void> {
-  try {
-    child.kill("SIGTERM");
-  } catch {
-    // gone
-  }
-  await child.status;
 }
 
 async function api(base: string, token: string, method: string, path: string, body?: unknown) {
@@ -174,6 +160,139 @@ async function runWrk(c: Case, o: Options, duration: number, tmp: string): Promi
   }
 }
 
+/**
+ * Starts `serve` from the checkout at `root` on a fresh KV (tag names its
+ * files), sets up the bench tenant, namespace and tokens, and returns its
+ * cases (labels prefixed with `label`).
+ */
+async function startCfgtool(
+  root: string,
+  tmp: string,
+  tag: string,
+  children: Deno.ChildProcess[],
+): Promise<Case[]> {
+  const file = tag.replace(/\W/g, "");
+  const kv = `${tmp}/kv${file}.sqlite3`;
+  const admin = await bootstrapSuperadmin(kv);
+  const server = await startChild("sh", [
+    "-c",
+    `exec "$0" "$@" 2>"${tmp}/access${file}.log"`,
+    Deno.execPath(),
+    "run",
+    "-A",
+    "--unstable-kv",
+    `${root}cli.ts`,
+    "serve",
+    "--port",
+    "0",
+    "--kv",
+    kv,
+    "--client-rate-limit",
+    "1000000000",
+  ], /listening on (http:\/\/\S+)/);
+  children.push(server.child);
+  const base = server.url;
+
+  await api(base, admin, "POST", "/api/v1/tenants", { slug: "bench" });
+  await api(base, admin, "POST", "/api/v1/tenants/bench/namespaces", { slug: "web" });
+  const files: Record<string, string> = {};
+  const dec = new TextDecoder();
+  for (const [path, bytes] of realisticNamespaceFiles()) files[path] = dec.decode(bytes);
+  files["namespace.toml"] = files["namespace.toml"]!.replace(
+    /(\[namespace\.environments\.staging\][^[]*?)public_evaluate\s*=\s*false/,
+    "$1public_evaluate = true",
+  );
+  if (!/environments\.staging\][^[]*public_evaluate = true/.test(files["namespace.toml"]!)) {
+    files["namespace.toml"] = files["namespace.toml"]!.replace(
+      "[namespace.environments.staging]",
+      "[namespace.environments.staging]\npublic_evaluate = true",
+    );
+  }
+  await api(base, admin, "PUT", "/api/v1/tenants/bench/namespaces/web/manifest", { files });
+  const read = (await api(base, admin, "POST", "/api/v1/tokens", {
+    type: "namespace-read",
+    name: "bench-read",
+    tenant_slug: "bench",
+    namespace_slug: "web",
+  })).secret as string;
+  const client = (await api(base, admin, "POST", "/api/v1/tokens", {
+    type: "namespace-client",
+    name: "bench-client",
+    tenant_slug: "bench",
+    namespace_slug: "web",
+    environment_slug: "staging",
+  })).secret as string;
+
+  const context = makeContexts(1, 7)[0]!;
+  const evalUrl = `${base}/api/v1/tenants/bench/namespaces/web/environments/staging/evaluate`;
+  const ofrepUrl = `${base}/ofrep/v1/evaluate/flags`;
+  const json = "Content-Type: application/json";
+  const etag = (await fetch(ofrepUrl, {
+    method: "POST",
+    headers: { authorization: `Bearer ${client}`, "content-type": "application/json" },
+    body: JSON.stringify({ context }),
+  }).then(async (r) => {
+    await r.body?.cancel();
+    return r.headers.get("etag");
+  }))!;
+  return [
+    {
+      id: `${tag}healthz`,
+      label: "cfgtool `GET /healthz` (no auth, no KV: the framework floor)",
+      url: `${base}/healthz`,
+      method: "GET",
+      body: null,
+      headers: [],
+      expect: 200,
+    },
+    {
+      id: `${tag}evaluate`,
+      label: "`POST …/evaluate` (one flag, namespace-read token)",
+      url: evalUrl,
+      method: "POST",
+      body: JSON.stringify({ flag: FLAG_KEYS[0], context }),
+      headers: [`Authorization: Bearer ${read}`, json],
+      expect: 200,
+    },
+    {
+      id: `${tag}evaluate-client`,
+      label: "`POST …/evaluate` (one flag, namespace-client token)",
+      url: evalUrl,
+      method: "POST",
+      body: JSON.stringify({ flag: FLAG_KEYS[0], context }),
+      headers: [`Authorization: Bearer ${client}`, json, "Origin: https://app.example"],
+      expect: 200,
+    },
+    {
+      id: `${tag}evaluate-all`,
+      label: "`POST …/evaluate/all` (50 flags, namespace-read token)",
+      url: `${evalUrl}/all`,
+      method: "POST",
+      body: JSON.stringify({ context }),
+      headers: [`Authorization: Bearer ${read}`, json],
+      expect: 200,
+    },
+    {
+      id: `${tag}ofrep-bulk`,
+      label: "OFREP bulk (50 flags, namespace-client token), 200",
+      url: ofrepUrl,
+      method: "POST",
+      body: JSON.stringify({ context }),
+      headers: [`Authorization: Bearer ${client}`, json],
+      expect: 200,
+    },
+    {
+      id: `${tag}ofrep-bulk-304`,
+      label: "OFREP bulk with `If-None-Match`, 304",
+      url: ofrepUrl,
+      method: "POST",
+      body: JSON.stringify({ context }),
+      headers: [`Authorization: Bearer ${client}`, json, `If-None-Match: ${etag}`],
+      expect: 304,
+    },
+  ];
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<number> {
@@ -195,69 +314,6 @@ async function main(): Promise<number> {
       /hello listening on (http:\/\/\S+)/,
     );
     children.push(hello.child);
-    const kv = `${tmp}/kv.sqlite3`;
-    const admin = await bootstrapSuperadmin(kv);
-    const server = await startChild("sh", [
-      "-c",
-      `exec "$0" "$@" 2>"${tmp}/access.log"`,
-      Deno.execPath(),
-      "run",
-      "-A",
-      "--unstable-kv",
-      CLI,
-      "serve",
-      "--port",
-      "0",
-      "--kv",
-      kv,
-      "--client-rate-limit",
-      "1000000000",
-    ], /listening on (http:\/\/\S+)/);
-    children.push(server.child);
-    const base = server.url;
-
-    await api(base, admin, "POST", "/api/v1/tenants", { slug: "bench" });
-    await api(base, admin, "POST", "/api/v1/tenants/bench/namespaces", { slug: "web" });
-    const files: Record<string, string> = {};
-    const dec = new TextDecoder();
-    for (const [path, bytes] of realisticNamespaceFiles()) files[path] = dec.decode(bytes);
-    files["namespace.toml"] = files["namespace.toml"]!.replace(
-      /(\[namespace\.environments\.staging\][^[]*?)public_evaluate\s*=\s*false/,
-      "$1public_evaluate = true",
-    );
-    if (!/environments\.staging\][^[]*public_evaluate = true/.test(files["namespace.toml"]!)) {
-      files["namespace.toml"] = files["namespace.toml"]!.replace(
-        "[namespace.environments.staging]",
-        "[namespace.environments.staging]\npublic_evaluate = true",
-      );
-    }
-    await api(base, admin, "PUT", "/api/v1/tenants/bench/namespaces/web/manifest", { files });
-    const read = (await api(base, admin, "POST", "/api/v1/tokens", {
-      type: "namespace-read",
-      name: "bench-read",
-      tenant_slug: "bench",
-      namespace_slug: "web",
-    })).secret as string;
-    const client = (await api(base, admin, "POST", "/api/v1/tokens", {
-      type: "namespace-client",
-      name: "bench-client",
-      tenant_slug: "bench",
-      namespace_slug: "web",
-      environment_slug: "staging",
-    })).secret as string;
-
-    const context = makeContexts(1, 7)[0]!;
-    const evalUrl = `${base}/api/v1/tenants/bench/namespaces/web/environments/staging/evaluate`;
-    const ofrepUrl = `${base}/ofrep/v1/evaluate/flags`;
-    const json = "Content-Type: application/json";
-    const etag = (await fetch(ofrepUrl, {
-      method: "POST",
-      headers: { authorization: `Bearer ${client}`, "content-type": "application/json" },
-      body: JSON.stringify({ context }),
-    }).then(async (r) => {
-      await r.body?.cancel();
-      return r.headers.get("etag");
-    }))!;
     const cases: Case[] = [
       {
         id: "hello",
@@ -268,61 +324,13 @@ async function main(): Promise<number> {
         headers: [],
         expect: 200,
       },
-      {
-        id: "healthz",
-        label: "cfgtool `GET /healthz` (no auth, no KV: the framework floor)",
-        url: `${base}/healthz`,
-        method: "GET",
-        body: null,
-        headers: [],
-        expect: 200,
-      },
-      {
-        id: "evaluate",
-        label: "`POST …/evaluate` (one flag, namespace-read token)",
-        url: evalUrl,
-        method: "POST",
-        body: JSON.stringify({ flag: FLAG_KEYS[0], context }),
-        headers: [`Authorization: Bearer ${read}`, json],
-        expect: 200,
-      },
-      {
-        id: "evaluate-client",
-        label: "`POST …/evaluate` (one flag, namespace-client token)",
-        url: evalUrl,
-        method: "POST",
-        body: JSON.stringify({ flag: FLAG_KEYS[0], context }),
-        headers: [`Authorization: Bearer ${client}`, json, "Origin: https://app.example"],
-        expect: 200,
-      },
-      {
-        id: "evaluate-all",
-        label: "`POST …/evaluate/all` (50 flags, namespace-read token)",
-        url: `${evalUrl}/all`,
-        method: "POST",
-        body: JSON.stringify({ context }),
-        headers: [`Authorization: Bearer ${read}`, json],
-        expect: 200,
-      },
-      {
-        id: "ofrep-bulk",
-        label: "OFREP bulk (50 flags, namespace-client token), 200",
-        url: ofrepUrl,
-        method: "POST",
-        body: JSON.stringify({ context }),
-        headers: [`Authorization: Bearer ${client}`, json],
-        expect: 200,
-      },
-      {
-        id: "ofrep-bulk-304",
-        label: "OFREP bulk with `If-None-Match`, 304",
-        url: ofrepUrl,
-        method: "POST",
-        body: JSON.stringify({ context }),
-        headers: [`Authorization: Bearer ${client}`, json, `If-None-Match: ${etag}`],
-        expect: 304,
-      },
     ];
+    cases.push(...await startCfgtool(ROOT, tmp, "", children));
+    if (o.baseline !== null) {
+      const before = await startCfgtool(o.baseline, tmp, "before:", children);
+      for (const c of before) c.label = `before: ${c.label}`;
+      cases.push(...before);
+    }
     for (const c of cases) {
       const res = await fetch(c.url, {
         method: c.method,
@@ -352,22 +360,36 @@ async function main(): Promise<number> {
       }
     }
     const helloRps = median(runs.get("hello")!.map((x) => x.rps));
-    console.log("| request | requests/s | p50 | p99 | share of hello-world |");
-    console.log("| --- | --- | --- | --- | --- |");
-    for (const c of cases) {
-      const rs = runs.get(c.id)!;
+    const before = o.baseline !== null;
+    console.log(
+      `| request | requests/s | p50 | p99 | share of hello-world |${
+        before ? " before: requests/s | before: p99 | before: share |" : ""
+      }`,
+    );
+    console.log(`| --- | --- | --- | --- | --- |${before ? " --- | --- | --- |" : ""}`);
+    const cell = (id: string) => {
+      const rs = runs.get(id);
+      if (rs === undefined) return null;
       const rps = median(rs.map((x) => x.rps));
+      return {
+        rps: Math.round(rps).toLocaleString("en-US"),
+        p50: `${median(rs.map((x) => x.p50)).toFixed(2)} ms`,
+        p99: `${median(rs.map((x) => x.p99)).toFixed(2)} ms`,
+        share: `${Math.round((100 * rps) / helloRps)} %`,
+      };
+    };
+    for (const c of cases) {
+      if (c.id.startsWith("before:")) continue;
+      const now = cell(c.id)!;
+      const then = cell(`before:${c.id}`);
       console.log(
-        `| ${c.label} | ${Math.round(rps).toLocaleString("en-US")} | ` +
-          `${median(rs.map((x) => x.p50)).toFixed(2)} ms | ${
-            median(rs.map((x) => x.p99)).toFixed(2)
-          } ms | ` +
-          `${Math.round((100 * rps) / helloRps)} % |`,
+        `| ${c.label} | ${now.rps} | ${now.p50} | ${now.p99} | ${now.share} |` +
+          (before ? (then ? ` ${then.rps} | ${then.p99} | ${then.share} |` : " | | |") : ""),
       );
     }
     return 0;
   } finally {
-    for (const c of children.reverse()) await stop(c);
+    for (const c of children.reverse()) await stopChild(c);
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
   }
 }

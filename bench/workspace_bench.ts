@@ -1,6 +1,7 @@
 /**
  * In-process resolution on the worked example: `deno bench -A bench/workspace_bench.ts`.
- * The workspace is opened once; each iteration is one `resolveVariable` call.
+ * The workspace is opened once; each iteration is one `resolveVariable` call. The `open`
+ * group opens it each time, with Ajv and with cached schema verdicts.
  */
 import { openWorkspace } from "../lib/workspace/open.ts";
 
@@ -35,3 +36,14 @@ for (const [name, ctx] of Object.entries(CONTEXTS)) {
 Deno.bench("openWorkspace: read, check and compile the example", { group: "open" }, async () => {
   await openWorkspace(dir);
 });
+
+const verdictCache = await Deno.makeTempDir({ prefix: "cfgtool-bench-verdicts-" });
+await openWorkspace(dir, { verdictCache }); // records the example's schema verdicts
+
+Deno.bench(
+  "openWorkspace: read, check and compile the example, schema verdicts cached",
+  { group: "open" },
+  async () => {
+    await openWorkspace(dir, { verdictCache });
+  },
+);

@@ -17,8 +17,15 @@ export interface ServiceSettings {
   keepaliveMs: number;
   /** Idle streams are closed after this long, ms (spec: 24 h). */
   idleCloseMs: number;
-  /** Concurrent event-stream connections per token (spec: 16). */
+  /** Concurrent event-stream connections per token, installation-wide (spec: 16). */
   maxConnectionsPerToken: number;
+  /**
+   * Lease time of a process's share of the installation-wide stream counts,
+   * ms: renewed every third of it while the process lives, so the streams of
+   * a process that died stop counting after at most this long
+   * (docs/operations.md, "Several processes on one host").
+   */
+  processLeaseMs: number;
   /** Closure reconstruction data is kept for at least this many days (spec: 30). */
   retentionDays: number;
   /** …and for at least this many versions per namespace (spec: 100). */
@@ -29,6 +36,12 @@ export interface ServiceSettings {
   clientRateLimitPerMinute: number;
   /** How often open streams re-check their credential (revocation, expiry), ms. */
   streamAuthCheckMs: number;
+  /**
+   * Interval of the per-process poll of the credential epoch key, ms: a
+   * credential changed through another process stops working here within
+   * about this long (docs/operations.md, "Credential cache").
+   */
+  credentialPollMs: number;
   /** A connection that sends no complete request head within this long is closed, ms. */
   headerTimeoutMs: number;
   /** A keep-alive connection with no request in flight is closed after this long, ms. */
@@ -51,11 +64,13 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = Object.freeze({
   keepaliveMs: 25_000,
   idleCloseMs: 24 * 60 * 60 * 1000,
   maxConnectionsPerToken: 16,
+  processLeaseMs: 10_000,
   retentionDays: 30,
   retentionVersions: 100,
   pruneIntervalMs: 60 * 60 * 1000,
   clientRateLimitPerMinute: 600,
   streamAuthCheckMs: 5000,
+  credentialPollMs: 25,
   headerTimeoutMs: 10_000,
   keepAliveTimeoutMs: 30_000,
   maxConnections: 0,

@@ -5,7 +5,8 @@
  * @module
  */
 
-import type { TokenDigestIndex } from "../store/tokens.ts";
+import type { Head } from "../store/versions.ts";
+import type { CredentialCache } from "./credential_cache.ts";
 
 /** Dependencies of the auth service functions. */
 export interface AuthDeps {
@@ -15,8 +16,19 @@ export interface AuthDeps {
   key: CryptoKey;
   /** Clock; defaults to the system time. */
   now?: () => Date;
-  /** The runtime's digest → token id index (without it, each lookup reads the index key). */
-  tokenIds?: TokenDigestIndex;
+  /**
+   * The server's cache of token records (lib/auth/credential_cache.ts).
+   * With it, authenticating a known token reads nothing from the KV and
+   * `last_used_at` is written after the response; without it (library
+   * and CLI use), every lookup reads the KV and the write is awaited.
+   */
+  credentials?: CredentialCache;
+  /**
+   * Where the namespace-client gate reads a namespace's current head (the
+   * server passes its model cache's, which follows every push); default:
+   * the KV.
+   */
+  headOf?: (tenant: string, namespace: string) => Promise<Head | null>;
 }
 
 /** Facts about the request being served. */

@@ -172,26 +172,26 @@ export async function authenticateRequest(
   if (parseToken(credential) === null) {
     throw new UnauthorizedError("Malformed credential");
   }
-  const digest = await hmacHex(deps.key, credential);
-  const entry = await findTokenByDigest(deps.kv, digest, deps.tokenIds);
+  const cache = deps.credentials;
+  const digest = cache
+    ? await cache.digest(credential, (c) => hmacHex(deps.key, c))
+    : await hmacHex(deps.key, credential);
+  const entry = cache ? await cache.find(digest) : await findTokenByDigest(deps.kv, digest);
   // The lookup is by digest; compare once more in constant time anyway.
   if (entry === null || !digestsEqual(entry.value.digest, digest)) {
     throw new UnauthorizedError("Unknown credential");
   }
-  let token = entry.value;
+  const token = entry.value;
   const now = clock(deps);
   if (token.status === "revoked") throw new UnauthorizedError("Token is revoked");
   if (effectiveStatus(token, now) === "expired") {
     if (token.status === "active") await expire(deps, token.id, now, ctx);
     throw new UnauthorizedError("Token has expired");
   }
-  if (token.type === "namespace-client") {
-    await assertPublicEvaluate(deps.kv, token);
-    token = await touch(deps, entry, now, ctx);
-    return { principal: { kind: "token", token }, publicGateChecked: true };
-  }
-  token = await touch(deps, entry, now, ctx);
-  return { principal: { kind: "token", token }, publicGateChecked: false };
+  const gated = token.type === "namespace-client";
+  if (gated) await assertPublicEvaluate(deps.kv, token, deps.headOf);
+  await touch(deps, entry, now, ctx);
+  return { principal: { kind: "token", token }, publicGateChecked: gated };
 }
 
 /** Persists `expired` and audits it, once, whoever observes it first. */
@@ -222,35 +222,44 @@ async function expire(
 
 /**
  * Writes `last_used_at`, the IP digest and a `token.authenticated` audit
- * entry, at most once per minute per token. Losing a race to another
- * request is fine: it just wrote the same facts.
+ * entry, at most once per minute per token. With the server's credential
+ * cache the write happens after the response (a failure is only lost
+ * bookkeeping); without it, before. Losing a race to another request is
+ * fine: it just wrote the same facts.
  */
-async function touch(
+function touch(
   deps: AuthDeps,
   entry: Deno.KvEntry<TokenRecord>,
   now: Date,
   ctx: RequestContext,
-): Promise<TokenRecord> {
+): Promise<void> {
   const token = entry.value;
+  const cache = deps.credentials;
   if (
-    token.last_used_at !== null &&
-    now.getTime() - Date.parse(token.last_used_at) < LAST_USED_INTERVAL_MS
+    (token.last_used_at !== null &&
+      now.getTime() - Date.parse(token.last_used_at) < LAST_USED_INTERVAL_MS) ||
+    (cache !== undefined && !cache.claimTouch(token.id, now.getTime(), LAST_USED_INTERVAL_MS))
   ) {
-    return token;
+    return Promise.resolve();
   }
-  const next: TokenRecord = {
-    ...token,
-    last_used_at: now.toISOString(),
-    last_used_ip_hash: ctx.ip === undefined
-      ? token.last_used_ip_hash
-      : await hmacHex(deps.key, `ip:${ctx.ip}`),
+  const write = async () => {
+    const next: TokenRecord = {
+      ...token,
+      last_used_at: now.toISOString(),
+      last_used_ip_hash: ctx.ip === undefined
+        ? token.last_used_ip_hash
+        : await hmacHex(deps.key, `ip:${ctx.ip}`),
+    };
+    const principal: Principal = { kind: "token", token: next };
+    const versionstamp = await updateTokenIfUnchanged(
+      deps.kv,
+      entry,
+      next,
+      tokenAuditEntry("token.authenticated", next, actorOf(principal, ctx.requestId), now),
+    );
+    if (versionstamp !== null) cache?.updated({ ...entry, value: next, versionstamp });
   };
-  const principal: Principal = { kind: "token", token: next };
-  const ok = await updateTokenIfUnchanged(
-    deps.kv,
-    entry,
-    next,
-    tokenAuditEntry("token.authenticated", next, actorOf(principal, ctx.requestId), now),
-  );
-  return ok ? next : token;
+  if (cache === undefined) return write();
+  write().catch(() => {}); // off the response path: bookkeeping only
+  return Promise.resolve();
 }

@@ -8,7 +8,7 @@
  */
 import { ForbiddenError } from "../errors.ts";
 import type { TokenRecord } from "../store/tokens.ts";
-import { getHead } from "../store/versions.ts";
+import { getHead, type Head } from "../store/versions.ts";
 
 /**
  * Throws 403 unless the token's environment currently allows public
@@ -16,6 +16,7 @@ import { getHead } from "../store/versions.ts";
  *
  * @param kv the store
  * @param token a `namespace-client` token record
+ * @param headOf where the current head is read (default: the KV)
  * @returns nothing
  *
  * @example
@@ -37,12 +38,14 @@ import { getHead } from "../store/versions.ts";
 export async function assertPublicEvaluate(
   kv: Deno.Kv,
   token: TokenRecord,
+  headOf: (tenant: string, namespace: string) => Promise<Head | null> = (t, ns) =>
+    getHead(kv, t, ns),
 ): Promise<void> {
   const { tenant_slug: t, namespace_slug: ns, environment_slug: env } = token;
   if (t === null || ns === null || env === null) {
     throw new ForbiddenError(`Token ${token.id} has no environment binding`);
   }
-  const head = await getHead(kv, t, ns);
+  const head = await headOf(t, ns);
   if (head?.environments[env]?.public_evaluate !== true) {
     throw new ForbiddenError(
       `Environment ${env} of ${t}/${ns} does not allow public evaluation`,

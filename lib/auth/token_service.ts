@@ -335,7 +335,10 @@ export async function rotateToken(
         markRotatedOps(op, current, record.id);
       },
     });
-    if (minted !== null) return issued(minted);
+    if (minted !== null) {
+      deps.credentials?.changed(); // the old token's record changed
+      return issued(minted);
+    }
   }
 }
 
@@ -386,5 +389,6 @@ export async function revokeToken(
     actorOf(principal, ctx.requestId),
     clock(deps),
   );
+  if (r.changed) deps.credentials?.changed(); // refused from the very next request
   return publicToken(r.after);
 }

@@ -1,10 +1,12 @@
 /**
  * The `cfgtool` command tree. Each command group lives in its own module under
- * lib/cli/ and registers itself here. Start-up loads the command tree only:
- * what a command needs from the layers below (workspace/, flags/, client/,
- * auth/, closure/, server.ts) is imported inside its action, each such
- * import marked `// lazy:`; lib/cli/ modules and lib/errors.ts, which add
- * nothing to load, are imported statically.
+ * lib/cli/ and registers itself here. lib/cli/dispatch.ts loads this module
+ * (and with it commander) on demand: a plain `resolve` never does. The
+ * tree itself loads no command's work: what a command needs from the layers
+ * below (workspace/, flags/, client/, auth/, closure/, server.ts) is
+ * imported inside its action, each such import marked `// lazy:`; lib/cli/
+ * modules and lib/errors.ts, which add nothing to load, are imported
+ * statically.
  *
  * @module
  */

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { UsageError } from "../errors.ts";
 import { DEFAULT_SETTINGS, DESCRIPTOR_RESERVE, type ServiceSettings } from "../settings.ts";
 
@@ -14,7 +14,16 @@ const SETTING_FLAGS: readonly [flag: string, key: keyof ServiceSettings, help: s
   ["--delta-file-limit", "deltaFileLimit", "deltas with more file entries go as snapshots"],
   ["--keepalive-ms", "keepaliveMs", "keepalive comment interval on idle streams, ms"],
   ["--idle-close-ms", "idleCloseMs", "close idle event streams after this long, ms"],
-  ["--max-connections-per-token", "maxConnectionsPerToken", "concurrent event streams per token"],
+  [
+    "--max-connections-per-token",
+    "maxConnectionsPerToken",
+    "concurrent event streams per token, over all processes on the store",
+  ],
+  [
+    "--process-lease-ms",
+    "processLeaseMs",
+    "the event streams of a process that died stop counting toward that limit after this long, ms",
+  ],
   ["--retention-days", "retentionDays", "keep closure history at least this many days"],
   ["--retention-versions", "retentionVersions", "…and at least this many versions"],
   ["--prune-interval-ms", "pruneIntervalMs", "interval of the retention pruning task, ms"],
@@ -22,6 +31,11 @@ const SETTING_FLAGS: readonly [flag: string, key: keyof ServiceSettings, help: s
     "--stream-auth-check-ms",
     "streamAuthCheckMs",
     "how often open streams re-check their credential (revocation, expiry), ms",
+  ],
+  [
+    "--credential-poll-ms",
+    "credentialPollMs",
+    "how often this process looks for credential changes made by other processes, ms",
   ],
   [
     "--header-timeout-ms",
@@ -80,6 +94,13 @@ export function registerServeCommand(program: Command): void {
       Deno.env.get("CFGTOOL_TOKEN_KEY_FILE"),
     );
   cmd.option(
+    "--workers <n>",
+    "server processes on this port, sharing the store (Linux): a number, or auto for one " +
+      "per core",
+    "1",
+  );
+  cmd.addOption(new Option("--worker-index <i>", "set by --workers in each worker").hideHelp());
+  cmd.option(
     "--public-url <url>",
     "public origin of the service for URLs it hands out (snapshot_url, OFREP event " +
       "streams) when it runs behind a proxy (env CFGTOOL_PUBLIC_URL)",
@@ -98,8 +119,17 @@ export function registerServeCommand(program: Command): void {
         "idle keep-alive connections close after --keepalive-timeout-ms. At start the soft\n" +
         "file descriptor limit is raised to the hard limit (needs --allow-ffi under deno run)\n" +
         "and logged; when descriptors run out, new connections wait instead of failing the server.\n" +
+        "\nWorkers: --workers N starts N copies of this process as workers on the same port\n" +
+        "(SO_REUSEPORT: the kernel spreads connections over them) and the same store, and\n" +
+        "prints one listening line. Each worker is a full server; pushes, revocations, the\n" +
+        "stream limit per token and the client rate limit hold for all of them through the\n" +
+        "store. SIGINT/SIGTERM stop every worker; a worker that dies is restarted after 1 s,\n" +
+        "doubling to 30 s, and the group stops (exit 1) after five failures in a row. Needs\n" +
+        "Linux, a store all processes share (a KV file or a KV Connect URL, not :memory:), and\n" +
+        "under deno run --allow-run (workers run with --unstable-net added).\n" +
         "\nExamples:\n  cfgtool serve\n  cfgtool serve --port 0 --kv :memory:\n" +
-        "  cfgtool serve --hostname 0.0.0.0 --kv /var/lib/cfgtool/kv.sqlite3\n",
+        "  cfgtool serve --hostname 0.0.0.0 --kv /var/lib/cfgtool/kv.sqlite3\n" +
+        "  cfgtool serve --workers auto --kv /var/lib/cfgtool/kv.sqlite3\n",
     )
     .action(async (opts) => {
       const port = Number(opts.port);
@@ -116,30 +146,93 @@ export function registerServeCommand(program: Command): void {
         }
         settings[key] = Number(value);
       }
-      // lazy: the whole service (hono, store, auth, flags, closures) loads only for serve
-      const { serve } = await import("../server/serve.ts");
+      const workers = workerCount(raw.workers ?? "1");
+      if (workers > 1 && opts.kv === ":memory:") {
+        throw new UsageError(
+          "--workers above 1 needs a store the processes share: each would have its own " +
+            "`:memory:` KV; use a KV file or a KV Connect URL",
+        );
+      }
+      const publicUrl = raw.publicUrl ? publicOrigin(raw.publicUrl) : undefined;
+      const worker = raw.workerIndex === undefined ? undefined : Number(raw.workerIndex);
       const ac = new AbortController();
       const onInt = () => ac.abort("SIGINT");
       const onTerm = () => ac.abort("SIGTERM");
       Deno.addSignalListener("SIGINT", onInt);
       Deno.addSignalListener("SIGTERM", onTerm);
+      const onListen = ({ hostname, port }: { hostname: string; port: number }) =>
+        console.log(`cfgtool listening on http://${hostname}:${port}`);
       try {
+        if (workers > 1) {
+          // lazy: the parent of a group serves nothing itself
+          const { serveWorkers } = await import("../server/supervisor.ts");
+          await serveWorkers({
+            workers,
+            hostname: opts.hostname,
+            port,
+            args: workerArgs(opts.kv, raw),
+            signal: ac.signal,
+            onListen,
+          });
+          return;
+        }
+        if (worker !== undefined) stopWhenStdinCloses(ac);
+        // lazy: the whole service (hono, store, auth, flags, closures) loads only for serve
+        const { serve } = await import("../server/serve.ts");
         await serve({
           kv: opts.kv,
           ...(opts.tokenKeyFile ? { tokenKeyFile: opts.tokenKeyFile } : {}),
           hostname: opts.hostname,
           port,
           settings,
-          ...(raw.publicUrl ? { publicUrl: publicOrigin(raw.publicUrl) } : {}),
+          ...(publicUrl ? { publicUrl } : {}),
           signal: ac.signal,
-          onListen: ({ hostname, port }) =>
-            console.log(`cfgtool listening on http://${hostname}:${port}`),
+          onListen,
+          ...(worker !== undefined ? { worker } : {}),
         });
       } finally {
         Deno.removeSignalListener("SIGINT", onInt);
         Deno.removeSignalListener("SIGTERM", onTerm);
       }
     });
+}
+
+/** `--workers`: a positive integer, or `auto` for the number of cores. */
+function workerCount(value: string): number {
+  if (value === "auto") return Math.max(1, navigator.hardwareConcurrency);
+  if (!/^\d{1,4}$/.test(value) || Number(value) < 1) {
+    throw new UsageError(`--workers must be a positive integer or auto, not "${value}"`);
+  }
+  return Number(value);
+}
+
+/** The `serve` flags every worker of a group gets: what this process was given, bar the port. */
+function workerArgs(kv: string, raw: Record<string, string | undefined>): string[] {
+  const args = ["--kv", kv];
+  if (raw.tokenKeyFile) args.push("--token-key-file", raw.tokenKeyFile);
+  if (raw.publicUrl) args.push("--public-url", raw.publicUrl);
+  for (const [flag] of SETTING_FLAGS) {
+    const value = raw[camel(flag)];
+    if (value !== undefined) args.push(flag, value);
+  }
+  return args;
+}
+
+/**
+ * A worker's stdin is a pipe from its parent that is never written: it
+ * closes when the parent exits, however it exits, and the worker stops.
+ */
+function stopWhenStdinCloses(ac: AbortController): void {
+  void (async () => {
+    try {
+      for await (const _ of Deno.stdin.readable) {
+        // nothing is ever sent
+      }
+    } catch {
+      // closed
+    }
+    ac.abort("parent_exited");
+  })();
 }
 
 function publicOrigin(value: string): string {

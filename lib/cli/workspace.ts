@@ -1,7 +1,9 @@
 /**
  * The workspace commands of `cfgtool`: `init`, `lint` and `resolve`
  * (docs/workspace.md). Each action imports its library
- * module lazily, so `cfgtool --help` stays fast. Errors propagate to
+ * module lazily, so `cfgtool --help` stays fast. `resolve`'s action is
+ * lib/cli/resolve_action.ts, which plain invocations reach without
+ * commander (lib/cli/dispatch.ts). Errors propagate to
  * lib/cli/exit.ts, which owns exit statuses and stderr.
  *
  * @module
@@ -16,6 +18,10 @@ const INIT_EXIT = "\nExit status: 0 files written or already up to date; 1 a fil
   "error (bad flags or names, none of --variable, --catalog and --context).\n";
 const LINT_EXIT = "\nExit status: 0 no problems; 1 problems found; 2 usage error (bad flags, " +
   "missing workspace).\n";
+const RESOLVE_CACHE = "\nEntry schemas: what Ajv accepted is remembered in " +
+  "$XDG_CACHE_HOME/cfgtool/schema-verdicts (else ~/.cache/cfgtool/schema-verdicts), by the exact " +
+  "schema texts and entry values, so resolving unchanged files again skips loading Ajv; anything " +
+  "not remembered is checked again. Deleting the directory is always safe.\n";
 const RESOLVE_EXIT = "\nExit status: 0 resolved; 1 unknown variable, or the workspace has " +
   "problems (run lint); 2 usage error (bad flags or --context, missing workspace).\n";
 const PATHS_NOTE = "Problem paths are relative to the current directory, so an editor can open " +
@@ -189,26 +195,11 @@ export function registerWorkspaceCommands(program: Command): void {
         "    --context notification.kind=security_alert --context account.plan=standard\n" +
         "  cfgtool resolve ./config --variable notification-delivery-policy --json \\\n" +
         "    --context account.plan=enterprise --context incident.active=true \\\n" +
-        "    --context notification.kind=incident_update\n" + RESOLVE_EXIT,
+        "    --context notification.kind=incident_update\n" + RESOLVE_CACHE + RESOLVE_EXIT,
     )
     .action(async (workspace, opts) => {
-      // lazy: the workspace loader (TOML, ajv, re2js, semver) loads only for workspace commands
-      const [{ parseContextArgs }, { openWorkspace }] = await Promise.all([
-        import("../workspace/context_args.ts"),
-        import("../workspace/open.ts"),
-      ]);
-      const context = parseContextArgs(opts.context);
-      const ws = await out.rebasingProblems(workspace, () => openWorkspace(workspace));
-      const r = await ws.resolveVariable(opts.variable, context);
-      if (opts.json === true) {
-        console.log(JSON.stringify({
-          value_key: r.value_key,
-          value: r.value,
-          source_fingerprint: ws.sourceFingerprint(),
-        }));
-      } else {
-        console.log(`value key: ${r.value_key}`);
-        console.log(`value: ${JSON.stringify(r.value)}`);
-      }
+      // lazy: the workspace loader (TOML, re2js, semver; Ajv only without cached verdicts)
+      const { runResolve } = await import("./resolve_action.ts");
+      await runResolve(workspace, opts);
     });
 }

@@ -16,18 +16,22 @@ import { canonicalFlagList, type FlagSelection } from "../protocol/subscription.
 import type { Manifest } from "../flags/model.ts";
 import { findVersion, readFiles, type VersionMeta } from "../store/versions.ts";
 
-/** One stored manifest version, read and parsed. */
+/** One stored manifest version, read (and parsed when a closure needs its model). */
 export interface LoadedVersion {
   meta: VersionMeta;
   /** Every file of the version. */
   files: Map<string, Uint8Array>;
-  /** The parsed manifest. */
-  model: Manifest;
+  /**
+   * The parsed manifest, parsed on first use and kept: the whole-manifest
+   * subscription (`*`), the common one, never needs it, so a push that only
+   * `*` subscribers follow is never parsed here.
+   */
+  model(): Promise<Manifest>;
 }
 
 /**
- * Reads and parses a manifest version, or null when its data is gone
- * (pruned, or never recorded).
+ * Reads a manifest version, or null when its data is gone (pruned, or never
+ * recorded). The model is parsed lazily ({@linkcode LoadedVersion.model}).
  *
  * @param kv the store
  * @param tenant tenant slug
@@ -62,7 +66,8 @@ export async function loadVersion(
   }
   // A stored version: loaded with the relaxed rules, as the model cache does
   // (that one logs the warnings).
-  return { meta, files, model: await loadModel(files, workers) };
+  let model: Promise<Manifest> | undefined;
+  return { meta, files, model: () => model ??= loadModel(files, workers) };
 }
 
 async function loadModel(
@@ -93,12 +98,13 @@ export interface Closure {
  * import { closureOf } from "./closures.ts";
  * import { parseManifest } from "../flags/validate.ts";
  * const files = new Map<string, Uint8Array>();
- * const c = await closureOf({ meta: {} as never, files, model: parseManifest(files) }, "*");
+ * const model = () => Promise.resolve(parseManifest(files));
+ * const c = await closureOf({ meta: {} as never, files, model }, "*");
  * if (c.files.size !== 0 || !c.hash.startsWith("sha256:")) throw new Error();
  * ```
  */
 export async function closureOf(v: LoadedVersion, flags: FlagSelection): Promise<Closure> {
-  const files = selectClosure(v.files, flags, v.model);
+  const files = flags === "*" ? new Map(v.files) : selectClosure(v.files, flags, await v.model());
   // every file selected: the closure is the version, whose hash is recorded
   if (files.size === v.files.size && v.meta.closure_hash) {
     return { files, hash: v.meta.closure_hash };

@@ -16,15 +16,16 @@ export interface NamespaceState {
   slug: string;
   /** The subscribed flags. */
   flags: FlagSelection;
-  /** `subscription` parameter for snapshot URLs (base64url of the canonical flag list). */
-  subscription: string;
   /** Version of the last event sent, or null before the first event. */
   version: number | null;
   /** Closure hash the client holds after that event (null before the first). */
   hash: string | null;
   /** Whether an inline event was sent since the last snapshot or resync. */
   inlineSent: boolean;
-  /** Resume hint of the request, resolved at subscribe time: the prior closure the client claims. */
+  /**
+   * Resume hint of the request, resolved at subscribe time: the prior
+   * closure the client claims (dropped once the first event is sent).
+   */
   hint: { version: number; hash: string } | null;
 }
 
@@ -53,12 +54,11 @@ export interface ConnectionInit {
  *   stream: createSseStream(),
  * });
  * c.states.set("web", {
- *   slug: "web", flags: "*", subscription: "Kg", version: null, hash: null,
- *   inlineSent: false, hint: null,
+ *   slug: "web", flags: "*", version: null, hash: null, inlineSent: false, hint: null,
  * });
  * const frame = new TextEncoder().encode("event: version\nid: web:1\ndata: {}\n\n");
- * if (!c.sendEvent("web", frame, { version: 1, hash: "sha256:a", kind: "snapshot" })) throw new Error();
- * if (c.sendEvent("web", frame, { version: 1, hash: "sha256:a", kind: "inline" })) throw new Error();
+ * if (!c.sendEvent("web", frame, 1, "sha256:a", "snapshot")) throw new Error();
+ * if (c.sendEvent("web", frame, 1, "sha256:a", "inline")) throw new Error();
  * c.close();
  * if (!c.closed || c.states.get("web")?.version !== 1) throw new Error();
  * ```
@@ -91,23 +91,25 @@ export class StreamConnection {
 
   /**
    * Writes an event frame for a namespace and records the closure the client
-   * holds afterwards. A version not above the last one is refused (never
-   * sent), except after a resync, which resets the sequence.
+   * holds afterwards (`version`, `hash`). A version not above the last one is
+   * refused (never sent), except after a resync, which resets the sequence.
+   * Called once per subscriber and event, so it takes plain arguments.
    */
   sendEvent(
     slug: string,
     frame: Uint8Array,
-    after: { version: number; hash: string; kind: "inline" | "snapshot" | "resync" },
+    version: number,
+    hash: string,
+    kind: "inline" | "snapshot" | "resync",
   ): boolean {
     const state = this.states.get(slug);
     if (state === undefined) return false;
-    if (after.kind !== "resync" && state.version !== null && after.version <= state.version) {
-      return false;
-    }
+    if (kind !== "resync" && state.version !== null && version <= state.version) return false;
     if (!this.#stream.write(frame)) return false;
-    state.version = after.version;
-    state.hash = after.hash;
-    state.inlineSent = after.kind === "inline";
+    state.version = version;
+    state.hash = hash;
+    state.inlineSent = kind === "inline";
+    state.hint = null;
     return true;
   }
 

@@ -12,12 +12,22 @@
  * rule holds, or a `resync` when its base can no longer be rebuilt after it
  * had been following inline events.
  *
+ * The hot path is the members that hold the previous head, nearly all of
+ * them: they are sorted out without a promise each and get the one shared
+ * frame in slices of {@linkcode FANOUT_SLICE}, with a turn of the event
+ * loop between slices (lib/events/next_turn.ts), so the runtime sends the
+ * first slices while the later ones are queued. A version is parsed only
+ * for subscriptions that need its model (not `*`), and a snapshot event is
+ * built once for every member of one principal that joins within the same
+ * second (its signed URL is the same). The "event fan-out" log line gives
+ * the time to the frame (`delta_ms`) and to the last write (`ms`).
+ *
  * @module
  */
 import type { ManifestWorkers } from "../workers/manifest_workers.ts";
 import type { ClosureMemo } from "../closure/memo.ts";
 import { chooseDelivery, computeDelta, countDelta, type DeliveryLimits } from "../closure/delta.ts";
-import { signClosureToken } from "../closure/signed_token.ts";
+import { signClosureToken, SIGNED_TOKEN_TTL_MS } from "../closure/signed_token.ts";
 import {
   canonicalFlagList,
   encodeSubscription,
@@ -25,7 +35,7 @@ import {
 } from "../protocol/subscription.ts";
 import type { Logger } from "../log.ts";
 import type { HeadWatcher } from "../store/head_watcher.ts";
-import { type VersionStatus, versionStatus } from "../store/retention.ts";
+import { versionStatus } from "../store/retention.ts";
 import { getHead, type Head } from "../store/versions.ts";
 import {
   type Closure,
@@ -44,6 +54,7 @@ import {
   snapshotData,
 } from "../protocol/events.ts";
 import { sseFrame } from "./sse.ts";
+import { nextTurn } from "./next_turn.ts";
 import { tarSize } from "./closures.ts";
 
 /** What a feed needs from the hub. */
@@ -64,6 +75,8 @@ export interface FeedDeps {
 interface Base {
   loaded: LoadedVersion;
   closure: Closure;
+  /** Size of the closure's tar archive (computed once, for every snapshot event). */
+  tarSize?: number;
 }
 
 /** Members sharing one subscription of the namespace. */
@@ -72,6 +85,10 @@ interface Group {
   /** Encoded subscription (snapshot URLs). */
   subscription: string;
   base: Base | null;
+  /** The base whose archive was last put in the memo (once per base, not per member). */
+  warmed: Base | null;
+  /** The last snapshot event built, reused while its signed URL is the same (see #snapshotFrame). */
+  snapshot: { key: string; base: Base; frame: Uint8Array } | null;
   members: Set<StreamConnection>;
 }
 
@@ -150,6 +167,8 @@ export class NamespaceFeed {
         flags: state.flags,
         subscription: encodeSubscription(state.flags),
         base: null,
+        warmed: null,
+        snapshot: null,
         members: new Set(),
       };
       this.#groups.set(canonical, group);
@@ -287,18 +306,12 @@ export class NamespaceFeed {
       });
     if (!unchanged) this.#deltas++;
     const parts = inlineParts(this.slug, version, base.closure.hash, next.closure.hash, entries);
-    const frames = new Map<number, { frame: Uint8Array; bytes: number }>();
-    const statuses = new Map<number, Promise<VersionStatus>>();
-    const statusOf = (v: number): Promise<VersionStatus> => {
-      if (v === base.loaded.meta.version) return Promise.resolve("available");
-      let p = statuses.get(v);
-      if (p === undefined) {
-        p = versionStatus(this.#deps.kv, this.tenant, this.slug, v);
-        statuses.set(v, p);
-      }
-      return p;
-    };
+    const prepared = performance.now();
+    // Sort the members once, without a promise each: those holding the old
+    // head (nearly all of them) take the one shared inline frame; the rest
+    // (first events, snapshots, older bases) are per member and rarer.
     const work: Promise<unknown>[] = [];
+    const byVersion = new Map<number, StreamConnection[]>();
     for (const m of members) {
       const state = m.states.get(this.slug);
       if (state === undefined || m.closed) continue;
@@ -307,39 +320,47 @@ export class NamespaceFeed {
         continue;
       }
       if (unchanged) continue; // byte-identical closure: no event
-      const prev = { version: state.version, hash: state.hash! };
       if (state.hash !== base.closure.hash) {
-        work.push(this.#sendSnapshot(m, group, prev)); // never inline onto a state we did not send
+        // never inline onto a state we did not send
+        work.push(this.#sendSnapshot(m, group, { version: state.version, hash: state.hash! }));
         continue;
       }
-      work.push(
-        statusOf(state.version).then((status) => {
-          if (status !== "available") {
-            if (state.inlineSent) {
-              return this.#resync(
-                m,
-                group,
-                status === "pruned" ? "version_too_old" : "pre_git_era",
-              );
-            }
-            return this.#sendSnapshot(m, group, prev);
-          }
-          let f = frames.get(state.version!);
-          if (f === undefined) {
-            const data = inlineData(parts, state.version!);
-            f = {
-              frame: sseFrame("version", `${this.slug}:${version}`, data),
-              bytes: byteLength(data),
-            };
-            frames.set(state.version!, f);
-          }
-          const delivery = chooseDelivery(
-            { first: false, baseUnavailable: false, entries: count, dataBytes: f.bytes },
-            this.#deps.limits,
+      let held = byVersion.get(state.version);
+      if (held === undefined) byVersion.set(state.version, held = []);
+      held.push(m);
+    }
+    for (const [held, holders] of byVersion) {
+      const status = held === base.loaded.meta.version
+        ? "available"
+        : await versionStatus(this.#deps.kv, this.tenant, this.slug, held);
+      if (status !== "available") {
+        for (const m of holders) {
+          const state = m.states.get(this.slug)!;
+          work.push(
+            state.inlineSent
+              ? this.#resync(m, group, status === "pruned" ? "version_too_old" : "pre_git_era")
+              : this.#sendSnapshot(m, group, { version: held, hash: state.hash! }),
           );
-          if (delivery !== "inline") return this.#sendSnapshot(m, group, prev);
-          m.sendEvent(this.slug, f.frame, { version, hash: next.closure.hash, kind: "inline" });
-        }),
+        }
+        continue;
+      }
+      const data = inlineData(parts, held);
+      const delivery = chooseDelivery(
+        { first: false, baseUnavailable: false, entries: count, dataBytes: byteLength(data) },
+        this.#deps.limits,
+      );
+      if (delivery !== "inline") {
+        for (const m of holders) {
+          work.push(this.#sendSnapshot(m, group, { version: held, hash: base.closure.hash }));
+        }
+        continue;
+      }
+      await writeToAll(
+        holders,
+        this.slug,
+        sseFrame("version", `${this.slug}:${version}`, data),
+        version,
+        next.closure.hash,
       );
     }
     await Promise.all(work);
@@ -351,6 +372,7 @@ export class NamespaceFeed {
       members: members.length,
       entries: count,
       ms: Math.round((performance.now() - started) * 10) / 10,
+      delta_ms: Math.round((prepared - started) * 10) / 10,
     });
   }
 
@@ -370,6 +392,8 @@ export class NamespaceFeed {
 
   /** Warms the archive memo so the members' downloads are served from memory. */
   #warm(group: Group, base: Base): void {
+    if (group.warmed === base) return;
+    group.warmed = base;
     closureArchive(
       this.#deps.closures,
       this.tenant,
@@ -388,22 +412,60 @@ export class NamespaceFeed {
     prev: { version: number; hash: string } | null,
   ): Promise<void> {
     const base = group.base!;
-    const version = base.loaded.meta.version;
     this.#warm(group, base);
+    const frame = await this.#snapshotFrame(m, group, base, prev);
+    m.sendEvent(this.slug, frame, base.loaded.meta.version, base.closure.hash, "snapshot");
+  }
+
+  /**
+   * The snapshot event of `base` for a member. Signed URLs carry their
+   * expiry in whole seconds, so every member of the same principal and
+   * origin that joins within one second gets the same URL: the event is
+   * built (signed, serialized, encoded) once for them, not once each, which
+   * is what a reconnect storm of one service's instances costs.
+   */
+  async #snapshotFrame(
+    m: StreamConnection,
+    group: Group,
+    base: Base,
+    prev: { version: number; hash: string } | null,
+  ): Promise<Uint8Array> {
+    const now = this.#deps.now();
+    const key = [
+      m.principalId,
+      m.origin,
+      prev?.version ?? "",
+      prev?.hash ?? "",
+      Math.floor((now.getTime() + SIGNED_TOKEN_TTL_MS) / 1000),
+    ].join("\n");
+    const last = group.snapshot;
+    if (last !== null && last.base === base && last.key === key) return last.frame;
+    const version = base.loaded.meta.version;
+    const token = await signClosureToken(this.#deps.key, m.principalId, {
+      tenant: this.tenant,
+      namespace: this.slug,
+      version,
+      subscription: group.subscription,
+    }, now);
     const data = snapshotData({
       namespace: this.slug,
       version,
       prev_version: prev?.version ?? null,
       prev_closure_hash: prev?.hash ?? null,
       closure_hash: base.closure.hash,
-      snapshot_url: await this.#signedUrl(m, group, version),
-      snapshot_size_bytes: tarSize(base.closure.files),
+      snapshot_url: closureUrl(
+        m.origin,
+        this.tenant,
+        this.slug,
+        version,
+        group.subscription,
+        token,
+      ),
+      snapshot_size_bytes: base.tarSize ??= tarSize(base.closure.files),
     });
-    m.sendEvent(this.slug, sseFrame("version", `${this.slug}:${version}`, data), {
-      version,
-      hash: base.closure.hash,
-      kind: "snapshot",
-    });
+    const frame = sseFrame("version", `${this.slug}:${version}`, data);
+    group.snapshot = { key, base, frame };
+    return frame;
   }
 
   async #resync(m: StreamConnection, group: Group, reason: ResyncReason): Promise<void> {
@@ -411,11 +473,37 @@ export class NamespaceFeed {
     const version = base.loaded.meta.version;
     this.#warm(group, base);
     const data = resyncData(this.slug, version, reason, await this.#signedUrl(m, group, version));
-    m.sendEvent(this.slug, sseFrame("resync", `${this.slug}:${version}`, data), {
+    m.sendEvent(
+      this.slug,
+      sseFrame("resync", `${this.slug}:${version}`, data),
       version,
-      hash: base.closure.hash,
-      kind: "resync",
-    });
+      base.closure.hash,
+      "resync",
+    );
+  }
+}
+
+/**
+ * Subscribers one slice of a fan-out writes before the event loop gets a
+ * turn: the runtime starts sending the first slices while later ones are
+ * queued, instead of after the last of ten thousand.
+ */
+const FANOUT_SLICE = 512;
+
+/**
+ * Writes one shared frame to every holder, {@linkcode FANOUT_SLICE} at a
+ * time with a turn of the event loop between slices.
+ */
+async function writeToAll(
+  holders: StreamConnection[],
+  slug: string,
+  frame: Uint8Array,
+  version: number,
+  hash: string,
+): Promise<void> {
+  for (let i = 0; i < holders.length; i++) {
+    if (i > 0 && i % FANOUT_SLICE === 0) await nextTurn();
+    holders[i]!.sendEvent(slug, frame, version, hash, "inline");
   }
 }
 

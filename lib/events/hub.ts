@@ -11,7 +11,6 @@
 import type { ManifestWorkers } from "../workers/manifest_workers.ts";
 import type { ClosureMemo } from "../closure/memo.ts";
 import type { FlagSelection } from "../protocol/subscription.ts";
-import { encodeSubscription } from "../protocol/subscription.ts";
 import type { Logger } from "../log.ts";
 import type { ServiceSettings } from "../settings.ts";
 import type { HeadWatcher } from "../store/head_watcher.ts";
@@ -91,19 +90,23 @@ export class EventHub {
   readonly #deps: HubDeps;
   readonly registry: ConnectionRegistry;
   readonly #feeds = new Map<string, NamespaceFeed>();
-  readonly #conns = new Set<StreamConnection>();
   readonly #streams: SseStreams;
   #nextId = 1;
   #closed = false;
 
   constructor(deps: HubDeps) {
     this.#deps = deps;
-    this.registry = new ConnectionRegistry(deps.settings.maxConnectionsPerToken);
+    this.registry = new ConnectionRegistry(deps.settings.maxConnectionsPerToken, {
+      kv: deps.kv,
+      leaseMs: deps.settings.processLeaseMs,
+      signal: deps.shutdown,
+      log: deps.log,
+    });
     this.#streams = new SseStreams({
       keepaliveMs: deps.settings.keepaliveMs,
       idleCloseMs: deps.settings.idleCloseMs,
       shutdown: deps.shutdown,
-      now: () => this.#now().getTime(),
+      now: deps.now ? () => deps.now!().getTime() : Date.now,
     });
     if (deps.shutdown.aborted) this.close();
     else deps.shutdown.addEventListener("abort", () => this.close(), { once: true });
@@ -118,7 +121,7 @@ export class EventHub {
       groups += s.groups;
       deltas += s.deltas;
     }
-    return { connections: this.#conns.size, feeds: this.#feeds.size, groups, deltas };
+    return { connections: this.#streams.size, feeds: this.#feeds.size, groups, deltas };
   }
 
   /**
@@ -126,9 +129,9 @@ export class EventHub {
    * subscribes to every namespace and returns the response body. The first
    * event of each namespace (a snapshot) follows as soon as it is built.
    */
-  open(req: OpenRequest): ReadableStream<Uint8Array> {
+  async open(req: OpenRequest): Promise<ReadableStream<Uint8Array>> {
     if (this.#closed) throw new Error("The event hub is shut down");
-    const release = this.registry.acquire(req.credentialId);
+    const release = await this.registry.acquire(req.credentialId);
     const stream = this.#streams.open(release);
     const conn = new StreamConnection({
       id: this.#nextId++,
@@ -137,15 +140,16 @@ export class EventHub {
       origin: req.origin,
       stream,
     });
-    this.#conns.add(conn);
-    stream.onClose(() => this.#drop(conn));
     const unregister = req.register?.(() => conn.close());
-    if (unregister !== undefined) stream.onClose(unregister);
+    // One close hook per connection for the hub's bookkeeping and the guard's.
+    stream.onClose(() => {
+      this.#drop(conn);
+      unregister?.();
+    });
     for (const ns of req.namespaces) {
       conn.states.set(ns.slug, {
         slug: ns.slug,
         flags: ns.flags,
-        subscription: encodeSubscription(ns.flags),
         version: null,
         hash: null,
         inlineSent: false,
@@ -167,8 +171,7 @@ export class EventHub {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#streams.close();
-    for (const c of [...this.#conns]) c.close();
+    this.#streams.close(); // every connection's stream
     for (const f of [...this.#feeds.values()]) f.stop();
   }
 
@@ -204,7 +207,6 @@ export class EventHub {
   }
 
   #drop(conn: StreamConnection): void {
-    if (!this.#conns.delete(conn)) return;
     for (const slug of conn.states.keys()) {
       this.#feeds.get(`${conn.tenant}\u0000${slug}`)?.leave(conn);
     }

@@ -16,8 +16,16 @@
  *   and every stream closed when the shutdown signal aborts. A stream also
  *   ends when its client goes away.
  *
+ * What an idle stream costs here is a handful of fields: no timer, no
+ * function objects of its own, no copy of any frame (frames are shared
+ * `Uint8Array`s that the runtime writes and lets go). Most of the memory of
+ * an open subscriber is the runtime's: `Deno.serve` holding a streaming
+ * response (bench/stream_memory.ts measures both).
+ *
  * @module
  */
+
+import { nextTurn } from "./next_turn.ts";
 
 const encoder = new TextEncoder();
 
@@ -103,6 +111,132 @@ export interface SseStream {
   readonly lastEventAt: number;
 }
 
+/** A close hook, or several (most streams have one or two). */
+type Hooks = (() => void) | (() => void)[] | undefined;
+
+/** The queuing strategy of every stream: one shared object (it holds no state of its own). */
+const STRATEGY = new ByteLengthQueuingStrategy({ highWaterMark: HIGH_WATER_MARK });
+
+/**
+ * One SSE byte stream. A class rather than a closure per method: an open
+ * subscriber costs its fields, not a dozen function objects, which counts
+ * when a process holds tens of thousands of them. It is its own
+ * `ReadableStream` source (`start`, `cancel`), so the body needs no
+ * separate source object either.
+ */
+class ByteStream implements SseStream {
+  readonly body: ReadableStream<Uint8Array>;
+  #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  #closed = false;
+  #bytes = 0;
+  #lastWriteAt: number;
+  #lastEventAt: number;
+  #hooks: Hooks;
+  readonly #maxQueuedBytes: number;
+  readonly #now: () => number;
+  /** The {@linkcode SseStreams} holding the stream, told first when it ends. */
+  readonly #owner: ((s: ByteStream) => void) | undefined;
+
+  constructor(
+    onClose: (() => void) | undefined,
+    maxQueuedBytes: number,
+    now: () => number,
+    owner?: (s: ByteStream) => void,
+  ) {
+    this.#hooks = onClose;
+    this.#maxQueuedBytes = maxQueuedBytes;
+    this.#now = now;
+    this.#owner = owner;
+    this.#lastWriteAt = this.#lastEventAt = now();
+    this.body = new ReadableStream<Uint8Array>(this, STRATEGY);
+  }
+
+  /** `ReadableStream` source: keeps the controller. */
+  start(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    this.#controller = controller;
+  }
+
+  /** `ReadableStream` source: the client went away. */
+  cancel(): void {
+    this.#finish();
+  }
+
+  write(chunk: Uint8Array): boolean {
+    if (!this.#enqueue(chunk)) return false;
+    this.#lastEventAt = this.#lastWriteAt;
+    return true;
+  }
+
+  keepalive(): boolean {
+    return this.#enqueue(KEEPALIVE_FRAME);
+  }
+
+  onClose(fn: () => void): void {
+    if (this.#closed) runQuietly(fn);
+    else if (this.#hooks === undefined) this.#hooks = fn;
+    else if (typeof this.#hooks === "function") this.#hooks = [this.#hooks, fn];
+    else this.#hooks.push(fn);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    try {
+      this.#controller!.close();
+    } catch {
+      // already errored or cancelled
+    }
+    this.#finish();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get bytesWritten(): number {
+    return this.#bytes;
+  }
+
+  get lastWriteAt(): number {
+    return this.#lastWriteAt;
+  }
+
+  get lastEventAt(): number {
+    return this.#lastEventAt;
+  }
+
+  #enqueue(chunk: Uint8Array): boolean {
+    if (this.#closed) return false;
+    const controller = this.#controller!;
+    if ((controller.desiredSize ?? 0) < -this.#maxQueuedBytes) {
+      this.close(); // a slow consumer: drop it rather than buffer without bound
+      return false;
+    }
+    try {
+      controller.enqueue(chunk);
+    } catch {
+      this.close(); // errored underneath (the client went away)
+      return false;
+    }
+    this.#bytes += chunk.length;
+    this.#lastWriteAt = this.#now();
+    return true;
+  }
+
+  #finish(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.#owner?.(this);
+    } catch {
+      // the owner's bookkeeping failed; the hooks still run
+    }
+    const hooks = this.#hooks;
+    this.#hooks = undefined;
+    if (typeof hooks === "function") runQuietly(hooks);
+    else if (hooks !== undefined) { for (const fn of hooks) runQuietly(fn); }
+  }
+}
+
 /**
  * Creates the byte stream of an SSE response.
  *
@@ -126,78 +260,7 @@ export function createSseStream(
   maxQueuedBytes: number = MAX_QUEUED_BYTES,
   now: () => number = Date.now,
 ): SseStream {
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let closed = false;
-  let bytes = 0;
-  let lastWriteAt = now();
-  let lastEventAt = lastWriteAt;
-  const closers: (() => void)[] = onClose === undefined ? [] : [onClose];
-  const finish = () => {
-    if (closed) return;
-    closed = true;
-    for (const fn of closers.splice(0)) runQuietly(fn);
-  };
-  const body = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-    },
-    cancel() {
-      finish(); // the client went away
-    },
-  }, new ByteLengthQueuingStrategy({ highWaterMark: HIGH_WATER_MARK }));
-  const enqueue = (chunk: Uint8Array): boolean => {
-    if (closed) return false;
-    if ((controller.desiredSize ?? 0) < -maxQueuedBytes) {
-      stream.close(); // a slow consumer: drop it rather than buffer without bound
-      return false;
-    }
-    try {
-      controller.enqueue(chunk);
-    } catch {
-      stream.close(); // errored underneath (the client went away)
-      return false;
-    }
-    bytes += chunk.length;
-    lastWriteAt = now();
-    return true;
-  };
-  const stream: SseStream = {
-    body,
-    write(chunk) {
-      if (!enqueue(chunk)) return false;
-      lastEventAt = lastWriteAt;
-      return true;
-    },
-    keepalive() {
-      return enqueue(KEEPALIVE_FRAME);
-    },
-    onClose(fn) {
-      if (closed) runQuietly(fn);
-      else closers.push(fn);
-    },
-    close() {
-      if (closed) return;
-      try {
-        controller.close();
-      } catch {
-        // already errored or cancelled
-      }
-      finish();
-    },
-    get closed() {
-      return closed;
-    },
-    get bytesWritten() {
-      return bytes;
-    },
-    get lastWriteAt() {
-      return lastWriteAt;
-    },
-    get lastEventAt() {
-      return lastEventAt;
-    },
-  };
-  return stream;
+  return new ByteStream(onClose, maxQueuedBytes, now);
 }
 
 /** One close hook failing must not keep the others from running. */
@@ -224,8 +287,19 @@ export interface SseStreamsOptions {
 }
 
 /**
- * The open SSE streams of one route, kept alive and closed by one ticker
- * (a timer only while a stream is open, never keeping the process alive).
+ * Streams one ticker round handles before it lets other work run; the rest
+ * of a burst (every stream of a route falling due in the same round, as
+ * after a push that reached them all) follows in later turns of the event
+ * loop, so a keepalive burst over tens of thousands of streams never holds
+ * the loop for long.
+ */
+export const TICK_SLICE = 2000;
+
+/**
+ * The open SSE streams of one route, kept alive and closed by one ticker:
+ * a single interval for every stream (never a timer per stream, only while
+ * a stream is open, never keeping the process alive), which sweeps the
+ * streams in {@linkcode TICK_SLICE} slices.
  *
  * @example
  * ```ts
@@ -241,14 +315,28 @@ export interface SseStreamsOptions {
 export class SseStreams {
   readonly #options: SseStreamsOptions;
   readonly #now: () => number;
-  readonly #streams = new Set<SseStream>();
+  readonly #streams = new Set<ByteStream>();
   readonly #tickMs: number;
+  readonly #maxQueuedBytes: number;
+  /** Every stream's owner hook: one function for all of them. */
+  readonly #drop = (stream: ByteStream) => {
+    this.#streams.delete(stream);
+    if (this.#streams.size === 0) this.#stopTimer();
+  };
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** The rest of a sweep that did not fit in one slice, or null. */
+  #sweep: Iterator<ByteStream> | null = null;
   #closed = false;
 
+  /**
+   * Starts following the route's streams (its ticker runs while one is open).
+   *
+   * @param options the intervals, the shutdown signal and the clock
+   */
   constructor(options: SseStreamsOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#maxQueuedBytes = options.maxQueuedBytes ?? MAX_QUEUED_BYTES;
     const { keepaliveMs, idleCloseMs } = options;
     this.#tickMs = Math.max(5, Math.min(1000, Math.floor(Math.min(keepaliveMs, idleCloseMs) / 4)));
     if (options.shutdown.aborted) this.close();
@@ -267,13 +355,13 @@ export class SseStreams {
    * @returns the stream
    */
   open(onClose?: () => void): SseStream {
-    const stream = createSseStream(onClose, this.#options.maxQueuedBytes, this.#now);
     if (this.#closed) {
+      const stream = new ByteStream(onClose, this.#maxQueuedBytes, this.#now);
       stream.close();
       return stream;
     }
+    const stream = new ByteStream(onClose, this.#maxQueuedBytes, this.#now, this.#drop);
     this.#streams.add(stream);
-    stream.onClose(() => this.#drop(stream));
     this.#ensureTimer();
     return stream;
   }
@@ -282,22 +370,40 @@ export class SseStreams {
   close(): void {
     this.#closed = true;
     this.#stopTimer();
-    for (const s of [...this.#streams]) s.close();
+    for (const s of this.#streams) s.close(); // each close deletes itself: Set iteration allows it
   }
 
-  /** One round of the ticker: idle closes and keepalives (also for tests). */
+  /**
+   * One round of the ticker: idle closes and keepalives (also for tests).
+   * A round goes over every stream; past {@linkcode TICK_SLICE} streams the
+   * rest follows in later turns of the event loop.
+   */
   tick(): void {
+    if (this.#sweep !== null) return; // the last round is still going
+    this.#sweep = this.#streams.values();
+    this.#continueSweep();
+  }
+
+  #continueSweep(): void {
+    const sweep = this.#sweep;
+    if (sweep === null) return;
     const t = this.#now();
     const { keepaliveMs, idleCloseMs } = this.#options;
-    for (const s of [...this.#streams]) {
+    const due = keepaliveMs - this.#tickMs;
+    for (let n = 0; n < TICK_SLICE; n++) {
+      const next = sweep.next();
+      if (next.done) {
+        this.#sweep = null;
+        return;
+      }
+      const s = next.value;
       if (t - s.lastEventAt >= idleCloseMs) s.close();
-      else if (t - s.lastWriteAt >= keepaliveMs - this.#tickMs) s.keepalive();
+      else if (t - s.lastWriteAt >= due) s.keepalive();
     }
-  }
-
-  #drop(stream: SseStream): void {
-    this.#streams.delete(stream);
-    if (this.#streams.size === 0) this.#stopTimer();
+    // Let I/O (and the other work of the process) run before the next slice.
+    void nextTurn().then(() => {
+      if (this.#sweep === sweep) this.#continueSweep();
+    });
   }
 
   #ensureTimer(): void {
@@ -310,5 +416,6 @@ export class SseStreams {
   #stopTimer(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#sweep = null;
   }
 }

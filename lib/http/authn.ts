@@ -44,7 +44,13 @@ export function requireAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
  * ```
  */
 export function authDeps(deps: AppDeps): AuthDeps {
-  const base = { kv: deps.kv, key: deps.key, tokenIds: deps.runtime.tokenIds };
+  const { runtime } = deps;
+  const base: AuthDeps = {
+    kv: deps.kv,
+    key: deps.key,
+    credentials: runtime.credentials,
+    headOf: (t, ns) => runtime.models.head(t, ns),
+  };
   return deps.now ? { ...base, now: deps.now } : base;
 }
 

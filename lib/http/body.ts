@@ -61,6 +61,21 @@ export async function readJsonObject(
   return parseJsonObject(bytes);
 }
 
+/** Decoders for every body: `decode` without `stream` keeps no state between calls. */
+const UTF8 = new TextDecoder();
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Decodes UTF-8, refusing invalid input (a TypeError, as a fatal decoder
+ * throws). The lenient decoder is several times faster; it turns every
+ * invalid sequence into U+FFFD, so only a text holding U+FFFD is decoded
+ * again strictly to tell an invalid input from a real U+FFFD.
+ */
+function utf8(bytes: Uint8Array): string {
+  const text = UTF8.decode(bytes);
+  return text.includes("\uFFFD") ? STRICT_UTF8.decode(bytes) : text;
+}
+
 /**
  * Parses bytes as a JSON object (400 when they are not).
  *
@@ -73,7 +88,7 @@ export async function readJsonObject(
 export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    value = JSON.parse(utf8(bytes));
   } catch (err) {
     throw new InvalidRequestError(`request body is not valid JSON: ${(err as Error).message}`);
   }

@@ -103,7 +103,7 @@ export async function admitEvaluation(
   await authorize(deps.kv, p, "evaluate", t, options);
   if (p.kind === "token" && p.token.type === "namespace-client") {
     const counted = corsOrigin(p, origin) ?? "";
-    svc.limiter.check(RateLimiter.key(t.tenant, t.namespace, t.environment, counted));
+    await svc.limiter.check(RateLimiter.key(t.tenant, t.namespace, t.environment, counted));
   }
 }
 

@@ -42,7 +42,8 @@
  * gets 403/401). Errors before the stream starts are OFREP's
  * (lib/http/ofrep_errors.ts). Change detection is the process's
  * `HeadWatcher`: one KV watch and one poll key per namespace, however many
- * streams.
+ * streams, and one listener per namespace that writes one shared frame to
+ * all of them (lib/events/refetch_feed.ts).
  *
  * @module
  */
@@ -51,6 +52,7 @@ import { authenticateRequest } from "../auth/principal.ts";
 import { ForbiddenError } from "../errors.ts";
 import { versionEtag } from "../protocol/etag.ts";
 import { sseHeaders, SseStreams } from "../events/sse.ts";
+import { RefetchFeeds } from "../events/refetch_feed.ts";
 import type { Head } from "../store/versions.ts";
 import { getHead } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
@@ -139,6 +141,7 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
     shutdown: deps.runtime.shutdown,
     ...(now ? { now: () => now().getTime() } : {}),
   });
+  const feeds = new RefetchFeeds(deps.runtime.heads, refetchEvent);
 
   app.get(EVENT_STREAM_PATH, async (c) => {
     const origin = c.req.header("origin");
@@ -164,17 +167,11 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
 
     const stream = streams.open(); // closed at once when the server is shutting down
     if (!stream.closed) {
-      stream.onClose(deps.runtime.heads.watch(t.tenant, t.namespace, (h) => {
-        if (h === null || h.environments[t.environment]?.public_evaluate !== true) {
-          stream.close(); // the token no longer evaluates here; a reconnect gets the refusal
-          return;
-        }
-        stream.write(refetchEvent(h));
-      }));
+      feeds.add(stream, t.tenant, t.namespace, t.environment);
       // a revoked or expired token's stream ends (checked by the stream guard)
       stream.onClose(deps.runtime.guard.register(p.token.id, () => stream.close()));
       stream.write(OPENING);
-      if (c.req.header("last-event-id") !== String(head.version)) stream.write(refetchEvent(head));
+      if (c.req.header("last-event-id") !== String(head.version)) stream.write(feeds.frameOf(head));
     }
     const headers = sseHeaders();
     applyCors(headers, corsOrigin(p, origin));

@@ -82,21 +82,25 @@ const PATH_PARAMS: Record<string, PathParamRule> = {
   },
 };
 
-/** The routes with path identifiers (every parameter is named in PATH_PARAMS). */
-const IDENTIFIER_ROUTES = [
-  "/api/v1/tenants/:tenant/*",
-  "/api/v1/tenants/:tenant/admins/:user",
-  "/api/v1/tenants/:tenant/namespaces/:ns/*",
-  "/api/v1/tenants/:tenant/namespaces/:ns/admins/:user",
-  "/api/v1/tenants/:tenant/namespaces/:ns/versions/:v",
-  "/api/v1/tenants/:tenant/namespaces/:ns/environments/:env/*",
-  "/api/v1/tokens/:id/*",
-];
+/**
+ * The API's paths alternate a collection and an identifier
+ * (`/tenants/{tenant}/namespaces/{ns}/environments/{env}/evaluate`): the
+ * segment after one of these collection names is the identifier named.
+ */
+const COLLECTIONS: Readonly<Record<string, string>> = {
+  tenants: "tenant",
+  namespaces: "ns",
+  environments: "env",
+  admins: "user",
+  versions: "v",
+  tokens: "id",
+};
 
 /**
  * Checks every path identifier of a request before any route reads it (see
- * the module doc for the answers). Register it on the root app before the
- * routes.
+ * the module doc for the answers), once per request, left to right (the
+ * tenant before the namespace before the environment). Register it on the
+ * root app before the routes.
  *
  * @param app the root application
  *
@@ -113,17 +117,33 @@ const IDENTIFIER_ROUTES = [
  * ```
  */
 export function guardPathIdentifiers(app: Hono<AppEnv>): void {
-  for (const route of IDENTIFIER_ROUTES) app.use(route, checkPathParams);
+  app.use("/api/v1/*", checkPathIdentifiers);
 }
 
-const checkPathParams: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const params = c.req.param() as Record<string, string>;
-  for (const [name, value] of Object.entries(params)) {
-    const rule = PATH_PARAMS[name];
-    if (rule !== undefined && !rule.shape.pattern.test(value)) throw rule.fail(value);
+const API_PREFIX = "/api/v1/";
+
+const checkPathIdentifiers: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const path = c.req.path;
+  const segments = path.slice(API_PREFIX.length).split("/");
+  for (let i = 0; i + 1 < segments.length; i++) {
+    const name = COLLECTIONS[segments[i]!];
+    if (name === undefined || segments[i + 1] === "") continue;
+    const rule = PATH_PARAMS[name]!;
+    const value = pathSegment(segments[++i]!);
+    if (value === null || !rule.shape.pattern.test(value)) throw rule.fail(value ?? segments[i]!);
   }
   await next();
 };
+
+/** A path segment as a route parameter would read it (percent-decoded), or null when undecodable. */
+function pathSegment(raw: string): string | null {
+  if (!raw.includes("%")) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}
 
 /**
  * An optional query parameter that must have `shape` when present (400

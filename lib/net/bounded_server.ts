@@ -158,7 +158,7 @@ export function serveBounded(
     };
     let running: { finished: Promise<void> };
     try {
-      running = serveOn(conn, t.close.signal, wrapped, onError, () => {});
+      running = serveOn(conn, t.close.signal, wrapped, onError, noop);
     } catch (err) {
       open.delete(t);
       closeQuietly(conn);
@@ -289,6 +289,9 @@ function closeQuietly(conn: Deno.Conn): void {
     // already closed
   }
 }
+
+/** The per-connection `onListen` (nothing to announce): one function for all connections. */
+function noop(): void {}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

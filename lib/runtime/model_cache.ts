@@ -120,6 +120,8 @@ export class ModelCache {
   readonly #workers: ManifestWorkers;
   readonly #ownWorkers: boolean;
   readonly #entries = new Map<string, Entry>();
+  /** The entry used last (already at the end of the LRU order). */
+  #recent: Entry | undefined;
   #closed = false;
   /** Compilations done so far (for tests and metrics). */
   compilations = 0;
@@ -157,6 +159,26 @@ export class ModelCache {
     options: GetOptions = {},
   ): Promise<CachedModel | null> {
     const e = this.#entry(tenant, namespace);
+    const head = await this.#currentHead(e, options);
+    if (head === null) return null;
+    return { head, model: await this.#model(e, head) };
+  }
+
+  /**
+   * The current head of a namespace, with the consistency of
+   * {@linkcode ModelCache.get} and without compiling its model (the
+   * namespace-client gate reads `environments` from it), or null when the
+   * namespace does not exist.
+   *
+   * @param tenant tenant slug
+   * @param namespace namespace slug
+   * @returns the head, or null
+   */
+  head(tenant: string, namespace: string): Promise<Head | null> {
+    return this.#currentHead(this.#entry(tenant, namespace), {});
+  }
+
+  async #currentHead(e: Entry, options: GetOptions): Promise<Head | null> {
     let head = e.head;
     if (
       head === undefined || this.#now() < e.trustAfter ||
@@ -169,8 +191,7 @@ export class ModelCache {
         head = await this.#readHead(e, true); // the shared read may have started too early
       }
     }
-    if (head === null) return null;
-    return { head, model: await this.#model(e, head) };
+    return head;
   }
 
   /**
@@ -203,6 +224,7 @@ export class ModelCache {
     this.#closed = true;
     for (const e of this.#entries.values()) e.unwatch();
     this.#entries.clear();
+    this.#recent = undefined;
     if (this.#ownWorkers) this.#workers.close();
   }
 
@@ -210,8 +232,11 @@ export class ModelCache {
     const id = key(tenant, namespace);
     let e = this.#entries.get(id);
     if (e !== undefined) {
-      this.#entries.delete(id); // Map order is the LRU order
-      this.#entries.set(id, e);
+      if (this.#recent !== e) {
+        this.#entries.delete(id); // Map order is the LRU order
+        this.#entries.set(id, e);
+        this.#recent = e;
+      }
       return e;
     }
     const entry: Entry = {
@@ -239,6 +264,7 @@ export class ModelCache {
       entry.trustAfter = Infinity;
     }
     this.#entries.set(id, entry);
+    this.#recent = entry;
     if (this.#entries.size > this.#max) {
       const [oldId, old] = this.#entries.entries().next().value as [string, Entry];
       old.unwatch();

@@ -1,7 +1,7 @@
 /**
  * The per-process state of one server, built once by `createServer` and
- * handed to every route: the head watcher and what hangs off it (compiled
- * models, the event hub), the manifest workers, the closure and archive
+ * handed to every route: the credential cache, the head watcher and what
+ * hangs off it (compiled models, the event hub), the manifest workers, the closure and archive
  * memos, the CORS origin index, the client rate limiter and the stream
  * guard. No other module keeps state of its own between requests, so two
  * servers in one process (as tests run them) share nothing, and closing a
@@ -14,13 +14,13 @@
  *
  * @module
  */
+import { CredentialCache } from "../auth/credential_cache.ts";
 import { StreamGuard } from "../auth/stream_guard.ts";
 import { ClosureMemo } from "../closure/memo.ts";
 import { EventHub } from "../events/hub.ts";
 import type { Logger } from "../log.ts";
 import type { ServiceSettings } from "../settings.ts";
 import { HeadWatcher } from "../store/head_watcher.ts";
-import { TokenDigestIndex } from "../store/tokens.ts";
 import { ManifestWorkers } from "../workers/manifest_workers.ts";
 import { ClientOriginIndex } from "./client_origins.ts";
 import { ModelCache } from "./model_cache.ts";
@@ -77,8 +77,8 @@ export class Runtime {
   readonly origins: ClientOriginIndex;
   /** The namespace-client rate limiter. */
   readonly limiter: RateLimiter;
-  /** Token digest → id, sparing one KV read per authentication of a known token. */
-  readonly tokenIds: TokenDigestIndex = new TokenDigestIndex();
+  /** Token records, so that authenticating a known token reads nothing from the KV. */
+  readonly credentials: CredentialCache;
   /** Aborted by {@linkcode Runtime.close}: long-lived streams end on it. */
   readonly shutdown: AbortSignal;
   readonly #stop = new AbortController();
@@ -89,6 +89,10 @@ export class Runtime {
     this.shutdown = this.#stop.signal;
     this.heads = new HeadWatcher(kv, { pollIntervalMs: settings.headPollMs });
     this.guard = new StreamGuard(kv, { intervalMs: settings.streamAuthCheckMs });
+    this.credentials = new CredentialCache(kv, { pollMs: settings.credentialPollMs });
+    // a credential changed anywhere: this process's streams check theirs at once
+    this.credentials.onChange(() => void this.guard.recheck());
+    void this.credentials.start();
     this.workers = new ManifestWorkers();
     if (options.startWorkers) this.workers.start();
     this.models = new ModelCache(kv, this.heads, {
@@ -110,7 +114,11 @@ export class Runtime {
       ...(options.now ? { now: options.now } : {}),
     });
     this.origins = new ClientOriginIndex(kv);
-    this.limiter = new RateLimiter({ perMinute: settings.clientRateLimitPerMinute });
+    this.limiter = new RateLimiter({
+      perMinute: settings.clientRateLimitPerMinute,
+      kv,
+      signal: this.shutdown,
+    });
   }
 
   /**
@@ -137,6 +145,7 @@ export class Runtime {
   /** Ends the streams, stops the watchers and the workers. */
   close(): void {
     this.#stop.abort();
+    this.credentials.close();
     this.models.close();
     this.guard.close();
     this.heads.close();

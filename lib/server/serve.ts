@@ -6,13 +6,13 @@
  * @module
  */
 import { bufferedWriter, createLogger, type Logger } from "../log.ts";
-import { CfgtoolError } from "../errors.ts";
+import { CfgtoolError, UsageError } from "../errors.ts";
 import { DEFAULT_KV_PATH, openKv } from "../store/kv.ts";
 import { openTokenKey } from "../auth/hmac_key.ts";
 import { DESCRIPTOR_RESERVE, resolveSettings, type ServiceSettings } from "../settings.ts";
 import { type ConnectionLimits, serveBounded } from "../net/bounded_server.ts";
 import { raiseDescriptorLimit } from "../net/fd_limit.ts";
-import { createServer } from "./create.ts";
+import { createServer, type FlagServer } from "./create.ts";
 
 /** Options of {@linkcode serve}. Aborting `signal` with a string reason (`"SIGTERM"`) names it in the shutdown log line. */
 export interface ServeOptions {
@@ -34,6 +34,13 @@ export interface ServeOptions {
   settings?: Partial<ServiceSettings>;
   /** Called once the server listens, with its address. */
   onListen?: (addr: { hostname: string; port: number }) => void;
+  /**
+   * This process is worker `worker` of a `serve --workers` group
+   * (lib/server/supervisor.ts): it binds the port with `SO_REUSEPORT`, next
+   * to its siblings, and its `/healthz` answers say which worker answered
+   * (`x-cfgtool-worker`).
+   */
+  worker?: number;
 }
 
 /**
@@ -66,7 +73,7 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
   const settings = resolveSettings(options.settings);
   const descriptors = raiseDescriptorLimit();
   // Bind before anything touches the disk: a busy port must leave no KV file or key behind.
-  const listener = bind(hostname, port);
+  const listener = bind(hostname, port, options.worker !== undefined);
   let kv: Deno.Kv | undefined;
   let loaded;
   try {
@@ -103,7 +110,10 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
   });
   const stop = new AbortController();
-  const http = serveBounded(listener, server.fetch, { limits, log, signal: stop.signal });
+  const handler = options.worker === undefined
+    ? server.fetch
+    : tagWorker(server.fetch, options.worker);
+  const http = serveBounded(listener, handler, { limits, log, signal: stop.signal });
   const onAbort = () => {
     const { connections, inFlight } = http.stats();
     const reason = options.signal?.reason;
@@ -119,22 +129,58 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener("abort", onAbort, { once: true });
   const addr = { hostname: listener.addr.hostname, port: listener.addr.port };
-  log("info", "listening", { url: `http://${addr.hostname}:${addr.port}`, kv: describeKv(kvSpec) });
+  log("info", "listening", {
+    url: `http://${addr.hostname}:${addr.port}`,
+    kv: describeKv(kvSpec),
+    ...(options.worker !== undefined ? { worker: options.worker, pid: Deno.pid } : {}),
+  });
   options.onListen?.(addr);
   await http.finished;
   await server.close();
+  // this process's event streams stop counting toward the installation-wide limit at once
+  await server.runtime.hub.registry.close();
   kv.close();
 }
 
-function bind(hostname: string, port: number): Deno.TcpListener {
+function bind(hostname: string, port: number, reusePort: boolean): Deno.TcpListener {
+  // SO_REUSEPORT is an unstable API; without --unstable-net Deno ends the process on it
+  if (reusePort && typeof Deno.listenDatagram !== "function") {
+    throw new UsageError(
+      "a --workers worker binds its port with SO_REUSEPORT: run it with --unstable-net",
+    );
+  }
   try {
-    return Deno.listen({ hostname, port });
+    return Deno.listen({ hostname, port, ...(reusePort ? { reusePort: true } : {}) });
   } catch (err) {
     if (err instanceof Deno.errors.AddrInUse) {
       throw new CfgtoolError("address_in_use", `Port ${port} on ${hostname} is already in use`);
     }
     throw err;
   }
+}
+
+/**
+ * The handler of worker `index`: its `/healthz` answers carry
+ * `x-cfgtool-worker: <index>`, so a client (or a test) can tell which
+ * process of the group answered. Nothing else changes.
+ */
+function tagWorker(
+  fetch: FlagServer["fetch"],
+  index: number,
+): (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response | Promise<Response> {
+  const value = String(index);
+  const tag = (res: Response) => {
+    try {
+      res.headers.set("x-cfgtool-worker", value);
+    } catch {
+      // immutable headers: the answer goes out untagged
+    }
+    return res;
+  };
+  return (req, info) => {
+    const res = fetch(req, info);
+    return req.url.endsWith("/healthz") ? Promise.resolve(res).then(tag) : res;
+  };
 }
 
 /** The connection limits of the settings; `maxConnections` 0 follows the descriptor limit. */

@@ -135,6 +135,7 @@ export async function deleteNamespace(
     clockOf(deps)(),
   );
   deps.runtime.namespaceChanged(tenant, namespace);
+  deps.runtime.credentials.changed(); // tokens bound to it were revoked
   await deps.runtime.guard.recheck();
   return result;
 }

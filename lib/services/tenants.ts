@@ -120,6 +120,7 @@ export async function deleteTenant(
     clockOf(deps)(),
   );
   deps.runtime.tenantChanged(tenant);
+  deps.runtime.credentials.changed(); // tokens bound to it were revoked
   await deps.runtime.guard.recheck();
   return result;
 }

@@ -29,6 +29,10 @@
  * | `["session_by_digest", hmac]` | session id |
  * | `["bootstrap_count"]` | `Deno.KvU64`, numbers `bootstrap-<n>` token names |
  * | `["token_key_check"]` | HMAC of a fixed string under the token key: detects a lost or changed key file |
+ * | `["lease_holder", holder]` | `{until}`: a server process is alive until then; renewed by heartbeat (`lib/store/leases.ts`) |
+ * | `["conn_lease", credential]` | `{holders: {[holder]: count}}`: open event streams of a credential, per process |
+ * | `["rate_bucket", key]` | `{tokens, at}`: the installation-wide token bucket of a client rate-limit key |
+ * | `["credential_epoch"]` | `Deno.KvU64`, bumped in the commit of every change to what a credential may do (watched: `lib/store/credential_epoch.ts`) |
  * | `["ns_retention", t, ns]` | `{horizon, namespace_created_at, pruned_at}`: versions below `horizon` were pruned (`lib/store/retention.ts`) |
  * | `["blob_gc", sha256]` | `{at}`: when the retention task first found the blob unreferenced |
  * | `["retention_lease"]` | `{holder, until}`: the process running the retention task now (expires) |
@@ -245,3 +249,5 @@ export const allHeadsPrefix = (): Deno.KvKey => ["ns_head"];
 export const retentionLeaseKey = (): Deno.KvKey => ["retention_lease"];
 /** Fingerprint of the token HMAC key the store's digests were made with. */
 export const tokenKeyCheckKey = (): Deno.KvKey => ["token_key_check"];
+/** Counter bumped by every write that changes what a credential may do. */
+export const credentialEpochKey = (): Deno.KvKey => ["credential_epoch"];

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { bumpCredentialEpoch } from "./credential_epoch.ts";
 import { NotFoundError } from "../errors.ts";
 import {
   namespaceAdminByUserKey,
@@ -78,11 +79,12 @@ export async function addMember(
       throw new NotFoundError("user_not_found", `No user ${member.user_id}`);
     }
     if (existing.value !== null) return existing.value;
-    const res = await kv.atomic()
-      .check(owner).check(user).check(existing)
-      .set(keys.member, member)
-      .set(keys.byUser, true)
-      .commit();
+    const res = await bumpCredentialEpoch(
+      kv.atomic()
+        .check(owner).check(user).check(existing)
+        .set(keys.member, member)
+        .set(keys.byUser, true),
+    ).commit();
     if (res.ok) return member;
   }
 }
@@ -127,7 +129,7 @@ export async function removeMember(
   if (existing.value === null) {
     throw new NotFoundError("admin_not_found", "No such admin");
   }
-  await kv.atomic().delete(keys.member).delete(keys.byUser).commit();
+  await bumpCredentialEpoch(kv.atomic().delete(keys.member).delete(keys.byUser)).commit();
 }
 
 /**

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { bumpCredentialEpoch } from "./credential_epoch.ts";
 import {
   sessionByDigestKey,
   sessionByDigestPrefix,
@@ -129,10 +130,9 @@ export async function deleteSessionRecord(
 ): Promise<SessionRecord | null> {
   const s = await kv.get<SessionRecord>(sessionKey(id));
   if (s.value === null) return null;
-  await kv.atomic()
-    .delete(sessionKey(id))
-    .delete(sessionByDigestKey(s.value.digest))
-    .commit();
+  await bumpCredentialEpoch(
+    kv.atomic().delete(sessionKey(id)).delete(sessionByDigestKey(s.value.digest)),
+  ).commit();
   return s.value;
 }
 
@@ -187,5 +187,6 @@ export async function deleteAllSessions(kv: Deno.Kv): Promise<number> {
       if (prefix[0] === "session") sessions++;
     }
   }
+  await bumpCredentialEpoch(kv.atomic()).commit();
   return sessions;
 }

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { bumpCredentialEpoch } from "./credential_epoch.ts";
 import { NotFoundError } from "../errors.ts";
 import { addAudit, type AuditActor, type AuditEntry, tokenAuditEntry } from "./audit.ts";
 import {
@@ -323,82 +324,46 @@ export async function getTokenRecord(
 }
 
 /**
- * digest → token id, kept by a server's runtime. A token's digest never
- * changes and never names another token, so the mapping needs no
- * invalidation; it saves one of the two KV reads of every authentication.
- * At most `max` entries (default 10,000); when full it starts over.
+ * The id of the token whose digest is `digest` (the digest index), or null.
+ *
+ * @param kv the store
+ * @param digest hex HMAC of a presented token
+ * @returns the token id, or null when no token has that digest
  *
  * @example
  * ```ts
- * import { TokenDigestIndex } from "./tokens.ts";
- * const index = new TokenDigestIndex(2);
- * index.remember("d1", "tok_1");
- * index.remember("d2", "tok_2");
- * index.remember("d3", "tok_3"); // full: starts over
- * if (index.idOf("d1") !== undefined || index.idOf("d3") !== "tok_3") throw new Error();
+ * import { findTokenIdByDigest } from "./tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if (await findTokenIdByDigest(kv, "00") !== null) throw new Error();
+ * kv.close();
  * ```
  */
-export class TokenDigestIndex {
-  readonly #ids = new Map<string, string>();
-  readonly #max: number;
-
-  /** @param max entries kept at most */
-  constructor(max = 10_000) {
-    this.#max = max;
-  }
-
-  /**
-   * The token id of a digest seen before.
-   *
-   * @param digest hex HMAC of a token
-   * @returns the id, or undefined
-   */
-  idOf(digest: string): string | undefined {
-    return this.#ids.get(digest);
-  }
-
-  /**
-   * Remembers a digest's token id.
-   *
-   * @param digest hex HMAC of a token
-   * @param id the token id
-   */
-  remember(digest: string, id: string): void {
-    if (this.#ids.size >= this.#max) this.#ids.clear();
-    this.#ids.set(digest, id);
-  }
+export async function findTokenIdByDigest(kv: Deno.Kv, digest: string): Promise<string | null> {
+  return (await kv.get<string>(tokenByDigestKey(digest))).value;
 }
 
 /**
- * Finds the token whose digest is `digest`.
+ * Finds the token whose digest is `digest`, reading the digest index and
+ * the record (a server's runtime caches both: lib/auth/credential_cache.ts).
  *
  * @param kv the store
  * @param digest hex HMAC of the presented token
- * @param index the runtime's digest index, which spares the digest read for a token seen before
  * @returns the record entry, or null when no token has that digest
  *
  * @example
  * ```ts
- * import { findTokenByDigest, TokenDigestIndex } from "./tokens.ts";
+ * import { findTokenByDigest } from "./tokens.ts";
  * const kv = await Deno.openKv(":memory:");
- * if (await findTokenByDigest(kv, "00", new TokenDigestIndex()) !== null) throw new Error();
+ * if (await findTokenByDigest(kv, "00") !== null) throw new Error();
  * kv.close();
  * ```
  */
 export async function findTokenByDigest(
   kv: Deno.Kv,
   digest: string,
-  index?: TokenDigestIndex,
 ): Promise<Deno.KvEntry<TokenRecord> | null> {
-  let id = index?.idOf(digest);
-  if (id === undefined) {
-    const idx = await kv.get<string>(tokenByDigestKey(digest));
-    if (idx.value === null) return null; // never remembered: the token may be created later
-    id = idx.value;
-    index?.remember(digest, id);
-  }
-  // The record itself is always read fresh: status, expiry and revocation
-  // take effect on the next request, in every process.
+  const id = await findTokenIdByDigest(kv, digest);
+  if (id === null) return null;
   const entry = await getTokenEntry(kv, id);
   return entry.value === null ? null : entry;
 }
@@ -514,7 +479,7 @@ export async function transitionToken(
     const before = entry.value;
     const next = change(before);
     if (next === null) return { before, after: before, changed: false };
-    const op = kv.atomic().check(entry).set(tokenKey(id), next);
+    const op = bumpCredentialEpoch(kv.atomic().check(entry).set(tokenKey(id), next));
     if (before.status === "active" && next.status !== "active") {
       const holder = await getNameHolder(
         kv,
@@ -652,14 +617,14 @@ export async function* eachTokenRecord(kv: Deno.Kv): AsyncGenerator<TokenRecord>
 /**
  * Replaces a token record read before, only if it has not changed since
  * (check on the entry's versionstamp), together with an optional audit
- * entry in the same commit. Returns false when another writer changed the
- * record first; nothing is written then.
+ * entry in the same commit. Returns the new versionstamp, or null when
+ * another writer changed the record first; nothing is written then.
  *
  * @param kv the store
  * @param entry the record as read ({@linkcode getTokenEntry}, {@linkcode findTokenByDigest})
  * @param next the new record (same id)
  * @param audit an audit entry to write in the same commit
- * @returns whether the commit succeeded
+ * @returns the versionstamp of the write, or null when refused
  *
  * @example
  * ```ts
@@ -673,9 +638,9 @@ export async function* eachTokenRecord(kv: Deno.Kv): AsyncGenerator<TokenRecord>
  * await insertTokenOps(kv.atomic(), t).commit();
  * const seen = await getTokenEntry(kv, "tok_1") as Deno.KvEntry<TokenRecord>;
  * const used = { ...t, last_used_at: "2030-01-01T00:00:00.000Z" };
- * if (!await updateTokenIfUnchanged(kv, seen, used)) throw new Error();
+ * if (await updateTokenIfUnchanged(kv, seen, used) === null) throw new Error();
  * // the same stale entry a second time: refused
- * if (await updateTokenIfUnchanged(kv, seen, used)) throw new Error("stale write");
+ * if (await updateTokenIfUnchanged(kv, seen, used) !== null) throw new Error("stale write");
  * kv.close();
  * ```
  */
@@ -684,10 +649,11 @@ export async function updateTokenIfUnchanged(
   entry: Deno.KvEntry<TokenRecord>,
   next: TokenRecord,
   audit?: AuditEntry,
-): Promise<boolean> {
+): Promise<string | null> {
   const op = kv.atomic().check(entry).set(tokenKey(entry.value.id), next);
   if (audit !== undefined) addAudit(op, audit);
-  return (await op.commit()).ok;
+  const res = await op.commit();
+  return res.ok ? res.versionstamp : null;
 }
 
 /**
@@ -784,8 +750,10 @@ export function markRotatedOps(
   entry: Deno.KvEntry<TokenRecord>,
   toId: string,
 ): Deno.AtomicOperation {
-  return op.check(entry).set(tokenKey(entry.value.id), {
-    ...entry.value,
-    rotated_to_token_id: toId,
-  });
+  return bumpCredentialEpoch(
+    op.check(entry).set(tokenKey(entry.value.id), {
+      ...entry.value,
+      rotated_to_token_id: toId,
+    }),
+  );
 }

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { bumpCredentialEpoch } from "./credential_epoch.ts";
 import { ConflictError, InvalidRequestError, NotFoundError } from "../errors.ts";
 import { sessionByDigestKey, sessionPrefix, userByEmailKey, userKey, userPrefix } from "./keys.ts";
 import { membershipKeys, membershipsOfUser, type UserMembership } from "./membership.ts";
@@ -216,7 +217,7 @@ export async function deleteUser(kv: Deno.Kv, idOrEmail: string): Promise<Delete
     const held = await recordsOf(kv, user.id);
     const own = [userKey(user.id), userByEmailKey(user.email)];
     const all = held.keys.length + own.length <= BATCH;
-    let op = kv.atomic().check(entry);
+    let op = bumpCredentialEpoch(kv.atomic().check(entry));
     for (const k of all ? [...own, ...held.keys] : own) op = op.delete(k);
     if (!(await op.commit()).ok) continue; // changed meanwhile: read again
     if (!all) await deleteInBatches(kv, held.keys);

@@ -23,7 +23,7 @@ import { attributeType, refName } from "../conditions.ts";
 import type { Problem } from "../errors.ts";
 import { keyPath } from "../toml_fields.ts";
 import { CONTEXT_CONTRACT_PATH, type QualifierModel } from "./model.ts";
-import { DRAFT_2020_12 } from "./schemas.ts";
+import { DRAFT_2020_12 } from "./schema_check.ts";
 
 /** The generated contract text, or the problems that prevent generating it. */
 export type ContractResult = { ok: true; text: string } | { ok: false; problems: Problem[] };

@@ -1,16 +1,41 @@
 /**
  * The library entry of the workspace tool: {@linkcode openWorkspace} reads
- * and checks a workspace once, then resolves from memory.
+ * and checks a workspace once, then resolves from memory. Entry schemas are
+ * checked by Ajv, loaded only when needed: with a verdict cache
+ * ({@linkcode OpenOptions.verdictCache}) a workspace whose schemas and
+ * entries Ajv already accepted, byte for byte, is opened without loading it
+ * (lib/workspace/schema_verdicts.ts).
  *
  * @module
  */
 import { closureHash } from "../closure/hash.ts";
 import type { Context } from "../conditions.ts";
 import { type Problem, ProblemsError } from "../errors.ts";
+import { type Analysis, analyze, countModel, type WorkspaceCounts } from "./analysis.ts";
 import { readWorkspaceFiles } from "./files.ts";
-import { analyzeFiles, countModel, type WorkspaceCounts } from "./lint.ts";
 import type { Resolution } from "./model.ts";
 import { compileResolver } from "./resolve.ts";
+import { schemaCheckerId } from "./schema_check.ts";
+import {
+  parseVerdictRecord,
+  recordingChecker,
+  renderVerdictRecord,
+  verdictChecker,
+  VerdictMissingError,
+} from "./schema_verdicts.ts";
+import { loadVerdictText, saveVerdictText } from "./verdict_store.ts";
+
+/** How {@linkcode openWorkspace} opens a workspace. */
+export interface OpenOptions {
+  /**
+   * A directory for schema verdict records (the command line uses
+   * lib/workspace/verdict_store.ts's `defaultVerdictDir()`). When set, a
+   * workspace state Ajv accepted before opens without loading Ajv, and a
+   * state it accepts now is recorded. Unset (the default): Ajv checks every
+   * time and nothing is written.
+   */
+  verdictCache?: string;
+}
 
 /** An opened workspace: checked once, resolved from memory. */
 export interface Workspace {
@@ -39,7 +64,10 @@ export interface Workspace {
 /**
  * Opens the workspace in `dir`: reads every file once, checks everything
  * lint checks, compiles qualifiers and entries, and computes the source
- * fingerprint. Resolution never reads or re-checks files afterwards.
+ * fingerprint. Resolution never reads or re-checks files afterwards. With
+ * `options.verdictCache`, entry schemas may be answered from verdicts that
+ * Ajv gave on the very same schema texts and entry values; anything not
+ * recorded there is checked by Ajv, so the outcome is the same either way.
  *
  * Throws `NotFoundError` with code `workspace_not_found` when `dir` is not
  * a directory, and {@linkcode ProblemsError} with every blocking problem when
@@ -47,6 +75,7 @@ export interface Workspace {
  * block opening; it is reported by {@linkcode Workspace.lint}.
  *
  * @param dir the workspace directory
+ * @param options where to keep schema verdicts (none by default)
  * @returns the opened workspace
  *
  * @example
@@ -60,12 +89,12 @@ export interface Workspace {
  * if (!ws.sourceFingerprint().startsWith("sha256:")) throw new Error();
  * ```
  */
-export async function openWorkspace(dir: string): Promise<Workspace> {
+export async function openWorkspace(dir: string, options: OpenOptions = {}): Promise<Workspace> {
   const { files, problems } = await readWorkspaceFiles(dir);
-  const analysis = analyzeFiles(files, problems);
+  const fingerprint = await closureHash(files);
+  const analysis = await check(files, problems, fingerprint, options.verdictCache);
   if (analysis.blocking.length > 0) throw new ProblemsError(analysis.blocking);
   const resolve = compileResolver(analysis.model);
-  const fingerprint = await closureHash(files);
   const advisory = analysis.advisory;
   const names = [...analysis.model.variables.keys()].sort();
   const counts = countModel(analysis.model);
@@ -83,4 +112,38 @@ export async function openWorkspace(dir: string): Promise<Workspace> {
     variables: () => [...names],
     counts: () => ({ ...counts }),
   };
+}
+
+/**
+ * Analyzes the files: from the verdict record of this state when it vouches
+ * for every schema and entry, else with Ajv (recording what Ajv accepts when
+ * the workspace has no blocking problem).
+ */
+async function check(
+  files: ReadonlyMap<string, Uint8Array>,
+  found: readonly Problem[],
+  fingerprint: string,
+  cacheDir: string | undefined,
+): Promise<Analysis> {
+  const id = cacheDir === undefined ? "" : schemaCheckerId();
+  if (cacheDir !== undefined) {
+    const text = await loadVerdictText(cacheDir, fingerprint);
+    const record = text === undefined ? undefined : parseVerdictRecord(text, id);
+    if (record !== undefined) {
+      try {
+        return analyze(files, found, verdictChecker(record));
+      } catch (err) {
+        if (!(err instanceof VerdictMissingError)) throw err;
+      }
+    }
+  }
+  // lazy: Ajv and the draft 2020-12 meta-schema load only when a verdict is missing
+  const { ajvSchemaChecker } = await import("./schemas.ts");
+  if (cacheDir === undefined) return analyze(files, found, ajvSchemaChecker);
+  const recording = recordingChecker(ajvSchemaChecker, id);
+  const analysis = analyze(files, found, recording.checker);
+  if (analysis.blocking.length === 0) {
+    await saveVerdictText(cacheDir, fingerprint, renderVerdictRecord(recording.record()));
+  }
+  return analysis;
 }

@@ -14,18 +14,15 @@ import { Ajv2020 } from "ajv/dist/2020";
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020";
 import type { Problem } from "../errors.ts";
 import { isTable, keyPath } from "../toml_fields.ts";
+import {
+  AJV_OPTIONS,
+  DRAFT_2020_12,
+  type SchemaChecker,
+  type SchemaResult,
+} from "./schema_check.ts";
 
-/** The draft this cfgtool reads. */
-export const DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema";
-
-/** A compiled entry schema. */
-export type EntryValidator = (entry: unknown, path: string) => Problem[];
-
-/** The outcome of compiling one schema file. */
-export type SchemaResult = { ok: true; validate: EntryValidator } | {
-  ok: false;
-  problems: Problem[];
-};
+export { DRAFT_2020_12 } from "./schema_check.ts";
+export type { EntryValidator, SchemaResult } from "./schema_check.ts";
 
 let shared: Ajv2020 | undefined;
 
@@ -33,16 +30,7 @@ function ajv(): Ajv2020 {
   // One instance for the process: compiling the draft 2020-12 meta-schema is
   // the expensive part and is done once. Compiled user schemas are removed
   // from its cache right after compilation.
-  shared ??= new Ajv2020({
-    allErrors: true,
-    strictSchema: true,
-    strictNumbers: true,
-    strictTypes: false,
-    strictTuples: false,
-    strictRequired: false,
-    validateFormats: false,
-    logger: false,
-  });
+  shared ??= new Ajv2020({ ...AJV_OPTIONS });
   return shared;
 }
 
@@ -124,6 +112,18 @@ export function compileSchema(text: string, path: string): SchemaResult {
       fn(entry) ? [] : entryProblems(fn.errors ?? [], entry, entryPath),
   };
 }
+
+/**
+ * {@linkcode compileSchema} as a {@linkcode SchemaChecker}, for the loader.
+ *
+ * @example
+ * ```ts
+ * import { ajvSchemaChecker } from "./schemas.ts";
+ * const r = ajvSchemaChecker.compile('{"type":"object"}', "schemas/x.schema.json");
+ * if (!r.ok || r.validate([], "catalogs/x-entries/a.toml").length !== 1) throw new Error();
+ * ```
+ */
+export const ajvSchemaChecker: SchemaChecker = { compile: compileSchema };
 
 function entryProblems(errors: ErrorObject[], entry: unknown, path: string): Problem[] {
   const out: Problem[] = [];

@@ -5,6 +5,7 @@
  */
 import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
 import { type CliResult, runCfgtool } from "../cli_process.ts";
+import { workspaceFingerprint } from "../../lib/workspace/fingerprint.ts";
 import {
   EXAMPLE_DIR,
   exampleCopy,
@@ -305,6 +306,73 @@ for (const [kind, { changes, expect }] of Object.entries(KINDS)) {
     assertEquals(lines(r.stderr), [...expect, `${n} problem${n === 1 ? "" : "s"} found`]);
   });
 }
+
+/** Deno's own cache, kept when $XDG_CACHE_HOME (its default parent) changes. */
+const DENO_DIR: string = JSON.parse(
+  new TextDecoder().decode(
+    (await new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdout: "piped" })
+      .output())
+      .stdout,
+  ),
+).denoDir;
+
+/** A fresh $XDG_CACHE_HOME, and where cfgtool keeps schema verdicts under it. */
+async function freshCache(): Promise<{ env: Record<string, string>; dir: string }> {
+  const xdg = await Deno.makeTempDir();
+  return { env: { XDG_CACHE_HOME: xdg, DENO_DIR }, dir: `${xdg}/cfgtool/schema-verdicts` };
+}
+
+/** The record file a workspace state is looked up by. */
+async function recordFor(cacheDir: string, workspace: string): Promise<string> {
+  return `${cacheDir}/${(await workspaceFingerprint(workspace)).slice("sha256:".length)}.json`;
+}
+
+Deno.test("cfgtool resolve remembers Ajv's verdicts under $XDG_CACHE_HOME and answers alike from them", async () => {
+  const cache = await freshCache();
+  const dir = await exampleCopy();
+  const args = ["resolve", dir, "--variable", VARIABLE, "--context", "account.plan=enterprise"];
+  const first = await runCfgtool(args, { env: cache.env });
+  const record = await recordFor(cache.dir, dir);
+  assertEquals(JSON.parse(await Deno.readTextFile(record)).format, "cfgtool-schema-verdicts/1");
+  const second = await runCfgtool(args, { env: cache.env });
+  assertEquals(second, first);
+  assertEquals(first.code, 0);
+  assertEquals(lines(first.stdout)[0], "value key: default");
+});
+
+Deno.test("cfgtool resolve never resolves a workspace whose schemas or entries fail, whatever the cache holds", async () => {
+  const cache = await freshCache();
+  const clean = await exampleCopy();
+  assertEquals((await runCfgtool(["resolve", clean, "--variable", VARIABLE], cache)).code, 0);
+  const cleanRecord = await Deno.readTextFile(await recordFor(cache.dir, clean));
+  const kinds = [
+    "entry violates the catalog schema",
+    "schema file is not valid JSON",
+    "schema file is not a valid JSON Schema",
+    "missing schema file",
+  ];
+  const plants: Record<string, string | null> = {
+    "no record": null,
+    "the clean state's record": cleanRecord,
+    "a truncated record": cleanRecord.slice(0, cleanRecord.length / 2),
+  };
+  for (const kind of kinds) {
+    const { changes, expect } = KINDS[kind]!;
+    const dir = await exampleCopy(changes);
+    const n = expect.length;
+    const want = [...expect, `${n} problem${n === 1 ? "" : "s"} found`];
+    assertEquals(lines((await cfgtool(["lint", "."], dir)).stderr), want);
+    for (const [plant, text] of Object.entries(plants)) {
+      if (text !== null) {
+        await Deno.mkdir(cache.dir, { recursive: true });
+        await Deno.writeTextFile(await recordFor(cache.dir, dir), text);
+      }
+      const r = await runCfgtool(["resolve", ".", "--variable", VARIABLE], { ...cache, cwd: dir });
+      assertEquals([r.code, r.stdout], [1, ""], `${kind}, ${plant}`);
+      assertEquals(lines(r.stderr), want, `${kind}, ${plant}`);
+    }
+  }
+});
 
 Deno.test("cfgtool lint reports several problems at once, sorted by file", async () => {
   const dir = await exampleCopy({

@@ -1,4 +1,4 @@
-import { assert, assertEquals, assertThrows } from "../assert.ts";
+import { assert, assertEquals, assertRejects, assertThrows } from "../assert.ts";
 import { ClosureMemo } from "../../lib/closure/memo.ts";
 import { ConnectionRegistry } from "../../lib/events/registry.ts";
 import { createSseStream, KEEPALIVE_FRAME, sseFrame } from "../../lib/events/sse.ts";
@@ -31,12 +31,12 @@ Deno.test("createSseStream() counts bytes, ends once, and drops a client that la
   await s.body.cancel();
 });
 
-Deno.test("ConnectionRegistry counts per credential and releases once", () => {
+Deno.test("ConnectionRegistry counts per credential and releases once", async () => {
   const r = new ConnectionRegistry(2);
-  const a = r.acquire("a");
-  r.acquire("a");
-  assertThrows(() => r.acquire("a"), Error, "limit is 2");
-  r.acquire("b");
+  const a = await r.acquire("a");
+  await r.acquire("a");
+  await assertRejects(() => r.acquire("a"), Error, "limit is 2");
+  await r.acquire("b");
   assertEquals(r.total, 3);
   a();
   a();

@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../assert.ts";
-import { createSseStream, sseHeaders, SseStreams } from "../../lib/events/sse.ts";
+import { createSseStream, sseHeaders, SseStreams, TICK_SLICE } from "../../lib/events/sse.ts";
+import { nextTurn } from "../../lib/events/next_turn.ts";
 
 /** SseStreams over a clock the test moves, ticked by hand. */
 function fakeStreams(settings: { keepaliveMs: number; idleCloseMs: number }) {
@@ -95,4 +96,15 @@ Deno.test("an SseStream counts keepalives as writes but not as events", () => {
   s.write(new TextEncoder().encode("data: x\n\n"));
   assertEquals([s.lastWriteAt, s.lastEventAt], [20, 20]);
   s.close();
+});
+
+Deno.test("a ticker round over more streams than TICK_SLICE does the first slice at once and the rest on later turns", async () => {
+  const f = fakeStreams({ keepaliveMs: 100, idleCloseMs: 10_000 });
+  const streams = Array.from({ length: TICK_SLICE + 10 }, () => f.streams.open());
+  f.advance(100);
+  const atOnce = streams.filter((s) => s.bytesWritten > 0).length;
+  assertEquals(atOnce, TICK_SLICE);
+  for (let i = 0; i < 5 && streams.some((s) => s.bytesWritten === 0); i++) await nextTurn();
+  assert(streams.every((s) => s.bytesWritten === ":keepalive\n\n".length), "each stream once");
+  f.shutdown();
 });

@@ -7,17 +7,9 @@ import { commitVersion } from "./commit.ts";
 import { insertTokenOps, type TokenRecord } from "../../lib/store/tokens.ts";
 import { createUser, findUser } from "../../lib/store/users.ts";
 import { MAX_DESCRIPTION_LENGTH, MAX_ENVIRONMENTS } from "../../lib/store/limits.ts";
+import { withKv } from "./world.ts";
 
 const HUGE = "y".repeat(70 * 1024); // over the 64 KiB KV value limit
-
-async function withKv(fn: (kv: Deno.Kv) => Promise<void>): Promise<void> {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    await fn(kv);
-  } finally {
-    kv.close();
-  }
-}
 
 Deno.test("a tenant or namespace description over the limit is 400 naming description, and nothing is stored", async () => {
   await withKv(async (kv) => {

@@ -68,6 +68,7 @@ Deno.test("deleteUser() removes the user, its memberships and sessions, leaving 
     assertEquals(await isNamespaceAdmin(kv, "acme", "web", ana.id), false);
     const dangling: unknown[] = [];
     for await (const e of kv.list({ prefix: [] })) {
+      if (e.value instanceof Deno.KvU64) continue; // counters name nobody
       if (JSON.stringify([e.key, e.value]).includes(ana.id)) dangling.push(e.key);
       if (JSON.stringify(e.value).includes(s1.session.digest)) dangling.push(e.key);
     }

@@ -111,3 +111,20 @@ export function worldTest<W extends { kv: Deno.Kv }>(
     });
   };
 }
+
+/**
+ * Runs `fn` on a fresh `:memory:` KV and closes it afterwards.
+ *
+ * @example
+ * ```ts ignore
+ * await withKv(async (kv) => { await kv.set(["a"], 1); });
+ * ```
+ */
+export async function withKv(fn: (kv: Deno.Kv) => Promise<void>): Promise<void> {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    await fn(kv);
+  } finally {
+    kv.close();
+  }
+}

@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { assert, assertEquals, assertRejects } from "../assert.ts";
-import { NotFoundError, ProblemsError } from "../../lib/errors.ts";
+import { formatProblem, NotFoundError, ProblemsError } from "../../lib/errors.ts";
+import { workspaceFingerprint } from "../../lib/workspace/fingerprint.ts";
+import { lintWorkspace } from "../../lib/workspace/lint.ts";
 import { openWorkspace } from "../../lib/workspace/open.ts";
 import { EXAMPLE_DIR, exampleCopy, VARIABLE } from "../fixtures/workspace/build.ts";
 
@@ -84,4 +86,189 @@ Deno.test("resolution is deterministic across opened workspaces and repeated cal
     }),
     { numRuns: 300 },
   );
+});
+
+// The schema verdict cache (OpenOptions.verdictCache).
+
+const ENTRY = "catalogs/notification-delivery-policy-entries/default.toml";
+const SCHEMA = "schemas/notification-delivery-policy.schema.json";
+/** Violates the example's schema: digest without digest_interval_hours, an unknown channel. */
+const BAD_ENTRY = 'delivery = "digest"\nchannels = ["fax"]\n' +
+  'respect_quiet_hours = true\nfallback_channel = "email"\n';
+
+/** The problem lines lint gives for `dir` (Ajv, no cache). */
+async function lintLines(dir: string): Promise<string[]> {
+  return (await lintWorkspace(dir)).problems.map(formatProblem);
+}
+
+/** The problem lines opening `dir` with `cache` gives; [] when it opens. */
+async function openLines(dir: string, cache: string): Promise<string[]> {
+  try {
+    await openWorkspace(dir, { verdictCache: cache });
+    return [];
+  } catch (err) {
+    if (err instanceof ProblemsError) return err.problems.map(formatProblem);
+    throw err;
+  }
+}
+
+/** The only record file in `cache`. */
+function recordFile(cache: string): string {
+  const names = [...Deno.readDirSync(cache)].map((e) => e.name);
+  assertEquals(names.length, 1, `records: ${names}`);
+  return `${cache}/${names[0]}`;
+}
+
+/** The record file name of a workspace state. */
+async function recordFor(dir: string, cache: string): Promise<string> {
+  return `${cache}/${(await workspaceFingerprint(dir)).slice("sha256:".length)}.json`;
+}
+
+Deno.test("openWorkspace() with a verdict cache records a clean workspace, then answers from it", async () => {
+  const cache = await Deno.makeTempDir();
+  const dir = await exampleCopy();
+  const first = await openWorkspace(dir, { verdictCache: cache });
+  const file = recordFile(cache);
+  assertEquals(file, await recordFor(dir, cache));
+  // A record that vouches for more than this state needs is used as it is:
+  // had Ajv run again, it would have been rewritten without the extra schema.
+  const doc = JSON.parse(await Deno.readTextFile(file));
+  doc.schemas.push({ text: '{"type":"string"}', entries: ['s"x"'] });
+  await Deno.writeTextFile(file, JSON.stringify(doc));
+  const second = await openWorkspace(dir, { verdictCache: cache });
+  assertEquals(JSON.parse(await Deno.readTextFile(file)).schemas.length, 2);
+  const ctx = { notification: { kind: "security_alert" } };
+  assertEquals(
+    await second.resolveVariable(VARIABLE, ctx),
+    await first.resolveVariable(VARIABLE, ctx),
+  );
+  assertEquals(second.sourceFingerprint(), first.sourceFingerprint());
+});
+
+Deno.test("openWorkspace() never records a workspace with blocking problems", async () => {
+  const cache = await Deno.makeTempDir();
+  const dir = await exampleCopy({ [ENTRY]: BAD_ENTRY });
+  await assertRejects(() => openWorkspace(dir, { verdictCache: cache }), ProblemsError);
+  assertEquals([...Deno.readDirSync(cache)], []);
+});
+
+Deno.test("a schema-violating entry never opens, with a cache from before the edit", async () => {
+  const cache = await Deno.makeTempDir();
+  const dir = await exampleCopy();
+  await openWorkspace(dir, { verdictCache: cache });
+  await Deno.writeTextFile(`${dir}/${ENTRY}`, BAD_ENTRY);
+  const expected = await lintLines(dir);
+  assertEquals(expected, [
+    `${ENTRY}: digest_interval_hours: required field is missing`,
+    `${ENTRY}: channels[0]: must be one of "email", "in_app", "slack"`,
+  ]);
+  assertEquals(await openLines(dir, cache), expected);
+});
+
+Deno.test("a schema-violating entry never opens, with the clean state's record planted under its name", async () => {
+  const cache = await Deno.makeTempDir();
+  const clean = await exampleCopy();
+  await openWorkspace(clean, { verdictCache: cache });
+  const cleanRecord = await Deno.readTextFile(recordFile(cache));
+  const bad = await exampleCopy({ [ENTRY]: BAD_ENTRY });
+  await Deno.writeTextFile(await recordFor(bad, cache), cleanRecord);
+  assertEquals(await openLines(bad, cache), await lintLines(bad));
+});
+
+Deno.test("a schema made stricter is checked again, whatever the cache holds", async () => {
+  const cache = await Deno.makeTempDir();
+  const clean = await exampleCopy();
+  await openWorkspace(clean, { verdictCache: cache });
+  const cleanRecord = await Deno.readTextFile(recordFile(cache));
+  const schema = await Deno.readTextFile(`${clean}/${SCHEMA}`);
+  const stricter = await exampleCopy({
+    [SCHEMA]: schema.replace('"minimum": 1', '"minimum": 48'),
+  });
+  await Deno.writeTextFile(await recordFor(stricter, cache), cleanRecord);
+  const expected = await lintLines(stricter);
+  assertEquals(expected, [`${ENTRY}: digest_interval_hours: must be >= 48`]);
+  assertEquals(await openLines(stricter, cache), expected);
+});
+
+Deno.test("a corrupt, truncated, foreign or stale record never lets a bad entry open", async () => {
+  const cache = await Deno.makeTempDir();
+  const clean = await exampleCopy();
+  await openWorkspace(clean, { verdictCache: cache });
+  const cleanRecord = await Deno.readTextFile(recordFile(cache));
+  const doc = JSON.parse(cleanRecord);
+  const bad = await exampleCopy({ [ENTRY]: BAD_ENTRY });
+  const expected = await lintLines(bad);
+  const plant = await recordFor(bad, cache);
+  const tampered = [
+    "",
+    "not json",
+    cleanRecord.slice(0, cleanRecord.length - 7),
+    cleanRecord.replaceAll("immediate", "digest"),
+    JSON.stringify({ ...doc, checker: "cfgtool-schema-check/0 ajv@1" }),
+    JSON.stringify({
+      ...doc,
+      schemas: doc.schemas.map((s: { text: string }) => ({ ...s, entries: [] })),
+    }),
+    JSON.stringify({ ...doc, schemas: [] }),
+    new TextDecoder().decode(crypto.getRandomValues(new Uint8Array(512))),
+  ];
+  for (const text of tampered) {
+    await Deno.writeTextFile(plant, text);
+    assertEquals(await openLines(bad, cache), expected, text.slice(0, 60));
+  }
+});
+
+Deno.test("a corrupt record costs a check, not a wrong answer: the clean workspace opens and is recorded again", async () => {
+  const cache = await Deno.makeTempDir();
+  const dir = await exampleCopy();
+  await openWorkspace(dir, { verdictCache: cache });
+  const file = recordFile(cache);
+  const good = await Deno.readTextFile(file);
+  await Deno.writeTextFile(file, good.slice(0, 100));
+  const ws = await openWorkspace(dir, { verdictCache: cache });
+  assertEquals((await ws.resolveVariable(VARIABLE, {})).value_key, "default");
+  assertEquals(await Deno.readTextFile(file), good);
+});
+
+/** Entries near the schema's edges: about half conform. */
+const entryArb = fc.oneof(
+  fc.record({
+    delivery: fc.constantFrom("immediate", "digest", "later", 1),
+    channels: fc.array(fc.constantFrom("email", "in_app", "slack", "fax"), { maxLength: 4 }),
+    digest_interval_hours: fc.oneof(fc.integer({ min: -5, max: 200 }), fc.constant(2.5)),
+    respect_quiet_hours: fc.oneof(fc.boolean(), fc.constant("yes")),
+    fallback_channel: fc.constantFrom("email", "fax"),
+    extra: fc.boolean(),
+  }, { requiredKeys: [] }),
+  fc.record({
+    delivery: fc.constant("immediate"),
+    channels: fc.uniqueArray(fc.constantFrom("email", "in_app", "slack"), { minLength: 1 }),
+    respect_quiet_hours: fc.boolean(),
+    fallback_channel: fc.constantFrom("email", "in_app", "slack"),
+  }),
+);
+
+function entryToml(e: Record<string, unknown>): string {
+  return Object.entries(e).map(([k, v]) => `${k} = ${JSON.stringify(v)}\n`).join("");
+}
+
+Deno.test("with the clean state's record planted, any entry opens exactly when Ajv accepts it", async () => {
+  const cache = await Deno.makeTempDir();
+  await openWorkspace(await exampleCopy(), { verdictCache: cache });
+  const cleanRecord = await Deno.readTextFile(recordFile(cache));
+  const dir = await exampleCopy();
+  const seen = { opened: 0, refused: 0 };
+  await fc.assert(
+    fc.asyncProperty(entryArb, async (entry) => {
+      await Deno.writeTextFile(`${dir}/${ENTRY}`, entryToml(entry));
+      const plant = await recordFor(dir, cache);
+      await Deno.writeTextFile(plant, cleanRecord);
+      const lines = await openLines(dir, cache);
+      assertEquals(lines, await lintLines(dir));
+      seen[lines.length === 0 ? "opened" : "refused"]++;
+      await Deno.remove(plant).catch(() => {});
+    }),
+    { numRuns: 60 },
+  );
+  assert(seen.opened > 0 && seen.refused > 0, JSON.stringify(seen));
 });

@@ -1,0 +1,297 @@
+/**
+ * The per-process cache of service-token records, so that authenticating
+ * a known token costs no KV read.
+ *
+ * ## Consistency
+ *
+ * Every write that changes what a credential may do bumps the credential
+ * epoch (lib/store/credential_epoch.ts) in its own atomic commit. A record
+ * is read together with the epoch of the same snapshot and is used from
+ * the cache only while both still hold:
+ *
+ * - **the epoch it was read at is the newest this process knows.** One
+ *   timer per process reads the epoch key every `pollMs` (default 25 ms);
+ *   when it moved, every cached record is stale at once. A change made
+ *   through another process therefore takes effect here within about one
+ *   poll interval.
+ * - **no change was made through this process since it was read.** The
+ *   writer calls {@linkcode CredentialCache.changed} before it answers,
+ *   so the revoking process refuses the very next request.
+ * - **the poll is alive.** If the epoch could not be read for
+ *   `staleAfterMs` (a stuck store, a blocked loop), records are read from
+ *   the KV again until a poll succeeds.
+ *
+ * Expiry needs no write at all: callers check the cached record's
+ * `expires_at` against the clock on every request. Unknown digests are
+ * never cached, so a token created anywhere works at once.
+ *
+ * @module
+ */
+import { sha256 } from "@noble/hashes/sha2";
+import { readCredentialEpoch, readTokenAtEpoch } from "../store/credential_epoch.ts";
+import { findTokenIdByDigest, type TokenRecord } from "../store/tokens.ts";
+
+const ENCODER = new TextEncoder();
+
+/** A SHA-256 as a string usable as a map key (its bytes as UTF-16 code units, two per char). */
+function memoKey(hash: Uint8Array): string {
+  let key = "";
+  for (let i = 0; i < hash.length; i += 2) key += String.fromCharCode(hash[i]! << 8 | hash[i + 1]!);
+  return key;
+}
+
+/** Options of {@linkcode CredentialCache}. */
+export interface CredentialCacheOptions {
+  /** Interval of the epoch poll, ms (default 25). */
+  pollMs?: number;
+  /** Records kept at most; when full the cache starts over (default 10,000). */
+  maxEntries?: number;
+  /** Cached records are not trusted when no poll succeeded for this long, ms (default max(1000, 20 × pollMs)). */
+  staleAfterMs?: number;
+  /** Clock in ms, for tests (default `performance.now`). */
+  now?: () => number;
+}
+
+interface Cached {
+  entry: Deno.KvEntry<TokenRecord>;
+  epoch: bigint;
+  local: number;
+}
+
+/**
+ * Token records by digest, invalidated through the credential epoch.
+ *
+ * @example
+ * ```ts
+ * import { CredentialCache } from "./credential_cache.ts";
+ * import { bootstrapSuperadmin } from "./bootstrap.ts";
+ * import { hmacHex } from "./digest.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const { secret, token } = await bootstrapSuperadmin(kv, key);
+ * const cache = new CredentialCache(kv);
+ * await cache.start();
+ * const digest = await hmacHex(key, secret);
+ * if ((await cache.find(digest))?.value.id !== token.id) throw new Error();
+ * if ((await cache.find(digest))?.value.id !== token.id || cache.hits !== 1) throw new Error();
+ * cache.close();
+ * kv.close();
+ * ```
+ */
+export class CredentialCache {
+  readonly #kv: Deno.Kv;
+  readonly #pollMs: number;
+  readonly #max: number;
+  readonly #staleAfter: number;
+  readonly #now: () => number;
+  readonly #ids = new Map<string, string>();
+  readonly #records = new Map<string, Cached>();
+  readonly #listeners = new Set<() => void>();
+  readonly #touches = new Map<string, number>();
+  readonly #digests = new Map<string, string>();
+  /** The newest epoch this process knows; null before the first read. */
+  #epoch: bigint | null = null;
+  /** Bumped by every change made through this process. */
+  #local = 0;
+  #lastPoll = -Infinity;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #polling = false;
+  #closed = false;
+  /** Lookups answered from the cache (for tests and metrics). */
+  hits = 0;
+  /** Lookups that read the KV (for tests and metrics). */
+  misses = 0;
+
+  /**
+   * @param kv the store
+   * @param options poll interval, size, clock
+   */
+  constructor(kv: Deno.Kv, options: CredentialCacheOptions = {}) {
+    this.#kv = kv;
+    this.#pollMs = options.pollMs ?? 25;
+    this.#max = options.maxEntries ?? 10_000;
+    this.#staleAfter = options.staleAfterMs ?? Math.max(1000, 20 * this.#pollMs);
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /**
+   * Reads the epoch once and starts the poll. Until it is started, every
+   * lookup reads the KV.
+   *
+   * @returns when the first poll is done
+   */
+  async start(): Promise<void> {
+    if (this.#timer !== undefined || this.#closed) return;
+    this.#timer = setInterval(() => void this.#poll(), this.#pollMs);
+    await this.#poll();
+  }
+
+  /**
+   * The HMAC digest of a presented credential, computed with `hmac` once
+   * per credential and process. The memo is keyed by the credential's
+   * SHA-256 (several times cheaper than an HMAC), never by the credential
+   * itself: a credential carries 256 random bits, so its hash reveals
+   * nothing usable, and no secret is kept in memory between requests.
+   *
+   * @param credential the presented token
+   * @param hmac computes the keyed digest
+   * @returns the digest
+   */
+  async digest(credential: string, hmac: (credential: string) => Promise<string>): Promise<string> {
+    const id = memoKey(sha256(ENCODER.encode(credential)));
+    const known = this.#digests.get(id);
+    if (known !== undefined) return known;
+    const digest = await hmac(credential);
+    if (this.#digests.size >= this.#max) this.#digests.clear();
+    this.#digests.set(id, digest);
+    return digest;
+  }
+
+  /**
+   * The record of the token whose digest is `digest`, or null when no token
+   * has it. Answered from the cache when the record is still current (see
+   * the module documentation), else read from the KV.
+   *
+   * @param digest hex HMAC of the presented token
+   * @returns the record's entry, or null
+   */
+  async find(digest: string): Promise<Deno.KvEntry<TokenRecord> | null> {
+    let id = this.#ids.get(digest);
+    if (id === undefined) {
+      const found = await findTokenIdByDigest(this.#kv, digest);
+      if (found === null) return null; // never remembered: the token may be created later
+      id = found;
+      if (this.#ids.size >= this.#max) this.#ids.clear();
+      this.#ids.set(digest, id); // a digest never changes and never names another token
+    }
+    const cached = this.#records.get(id);
+    if (cached !== undefined && this.#current(cached.epoch, cached.local)) {
+      this.hits++;
+      return cached.entry;
+    }
+    this.misses++;
+    const local = this.#local;
+    const { entry, epoch } = await readTokenAtEpoch(this.#kv, id);
+    // the epoch only grows: a snapshot older than what the poll saw is not kept
+    if (this.#epoch === null || epoch > this.#epoch) this.#see(epoch);
+    if (entry.value === null) {
+      this.#records.delete(id);
+      return null;
+    }
+    const found = entry as Deno.KvEntry<TokenRecord>;
+    this.#keep(id, { entry: found, epoch, local });
+    return found;
+  }
+
+  /**
+   * Replaces a cached record after a write that does not change what the
+   * token may do (`last_used_at`), so the next lookup sees the write.
+   *
+   * @param entry the record as written, with its new versionstamp
+   */
+  updated(entry: Deno.KvEntry<TokenRecord>): void {
+    const cached = this.#records.get(entry.value.id);
+    if (cached === undefined) return;
+    this.#records.set(entry.value.id, { ...cached, entry });
+  }
+
+  /**
+   * Claims the `last_used_at` write of a token: true when this process
+   * made no claim for it within `intervalMs`, so that a record whose write
+   * lost a race (or is still in flight) is not written on every request.
+   *
+   * @param id the token id
+   * @param nowMs the request time, ms since the epoch
+   * @param intervalMs the throttle interval
+   * @returns whether the caller should write
+   */
+  claimTouch(id: string, nowMs: number, intervalMs: number): boolean {
+    const last = this.#touches.get(id);
+    if (last !== undefined && nowMs - last < intervalMs && nowMs >= last) return false;
+    if (this.#touches.size >= this.#max) this.#touches.clear();
+    this.#touches.set(id, nowMs);
+    return true;
+  }
+
+  /**
+   * A write through this process changed what some credential may do:
+   * every cached record is read again. Call it after the commit, before
+   * answering. (The write's epoch bump reaches the listeners through the
+   * next poll; a caller that must end streams at once rechecks them
+   * itself.)
+   */
+  changed(): void {
+    this.#local++;
+    this.#records.clear();
+  }
+
+  /**
+   * Runs `listener` whenever the poll sees the credential epoch move (a
+   * change made through any process, this one included).
+   *
+   * @param listener the function to run
+   * @returns the function that removes it
+   */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Stops the poll and drops every record. */
+  close(): void {
+    this.#closed = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#records.clear();
+    this.#ids.clear();
+    this.#touches.clear();
+    this.#digests.clear();
+    this.#listeners.clear();
+  }
+
+  #current(epoch: bigint, local: number): boolean {
+    return this.#timer !== undefined && epoch === this.#epoch && local === this.#local &&
+      this.#now() - this.#lastPoll <= this.#staleAfter;
+  }
+
+  #keep(id: string, cached: Cached): void {
+    if (!this.#current(cached.epoch, cached.local)) return;
+    if (this.#records.size >= this.#max) this.#records.clear();
+    this.#records.set(id, cached);
+  }
+
+  /** Takes note of a new epoch (a restored backup may even move it back). */
+  #see(epoch: bigint): void {
+    if (this.#epoch === epoch) return;
+    const first = this.#epoch === null;
+    this.#epoch = epoch;
+    this.#records.clear();
+    if (!first) this.#notify();
+  }
+
+  #notify(): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  }
+
+  async #poll(): Promise<void> {
+    if (this.#polling || this.#closed) return;
+    this.#polling = true;
+    try {
+      const epoch = await readCredentialEpoch(this.#kv);
+      if (this.#closed) return;
+      this.#see(epoch);
+      this.#lastPoll = this.#now();
+    } catch {
+      // a closed or failing store: records stop being trusted after staleAfterMs
+    } finally {
+      this.#polling = false;
+    }
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * The credential epoch: one `Deno.KvU64` counter that every write changing
+ * what a credential may do (a token revoked, expired, rotated or re-keyed,
+ * a session ended, an admin list changed) bumps in its own atomic commit.
+ * Server processes cache credential records and poll this one key; when it
+ * moves, they drop what they cached (lib/auth/credential_cache.ts).
+ *
+ * @module
+ */
+import { credentialEpochKey, tokenKey } from "./keys.ts";
+import type { TokenRecord } from "./tokens.ts";
+
+/**
+ * Adds the bump of the credential epoch to an atomic operation. A `sum`
+ * never conflicts, so it adds no contention to the commit it joins.
+ *
+ * @param op the atomic operation that changes a credential
+ * @returns the same operation
+ *
+ * @example
+ * ```ts
+ * import { bumpCredentialEpoch, readCredentialEpoch } from "./credential_epoch.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await bumpCredentialEpoch(kv.atomic()).commit();
+ * if (await readCredentialEpoch(kv) !== 1n) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function bumpCredentialEpoch(op: Deno.AtomicOperation): Deno.AtomicOperation {
+  return op.sum(credentialEpochKey(), 1n);
+}
+
+/**
+ * Reads the credential epoch (0 before the first bump).
+ *
+ * @param kv the store
+ * @returns the epoch
+ *
+ * @example
+ * ```ts
+ * import { readCredentialEpoch } from "./credential_epoch.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if (await readCredentialEpoch(kv) !== 0n) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function readCredentialEpoch(kv: Deno.Kv): Promise<bigint> {
+  const e = await kv.get<Deno.KvU64>(credentialEpochKey());
+  return e.value?.value ?? 0n;
+}
+
+/** A token record read together with the credential epoch of the same snapshot. */
+export interface TokenAtEpoch {
+  /** The record's entry (value null when there is no such token). */
+  entry: Deno.KvEntryMaybe<TokenRecord>;
+  /** The credential epoch when the record was read. */
+  epoch: bigint;
+}
+
+/**
+ * Reads a token record and the credential epoch in one consistent read: a
+ * cache that keeps the record under that epoch can never hold a record
+ * older than a change whose bump it has seen.
+ *
+ * @param kv the store
+ * @param id the token id
+ * @returns the entry and the epoch
+ *
+ * @example
+ * ```ts
+ * import { readTokenAtEpoch } from "./credential_epoch.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const { entry, epoch } = await readTokenAtEpoch(kv, "tok_x");
+ * if (entry.value !== null || epoch !== 0n) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function readTokenAtEpoch(kv: Deno.Kv, id: string): Promise<TokenAtEpoch> {
+  const [entry, epoch] = await kv.getMany<[TokenRecord, Deno.KvU64]>([
+    tokenKey(id),
+    credentialEpochKey(),
+  ]);
+  return { entry, epoch: epoch.value?.value ?? 0n };
+}
