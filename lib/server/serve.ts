@@ -142,6 +142,9 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
   kv.close();
 }
 
+/** Pending connections the kernel may queue before accept (Deno's default is 511). */
+const LISTEN_BACKLOG = 4096;
+
 function bind(hostname: string, port: number, reusePort: boolean): Deno.TcpListener {
   // SO_REUSEPORT is an unstable API; without --unstable-net Deno ends the process on it
   if (reusePort && typeof Deno.listenDatagram !== "function") {
@@ -150,7 +153,14 @@ function bind(hostname: string, port: number, reusePort: boolean): Deno.TcpListe
     );
   }
   try {
-    return Deno.listen({ hostname, port, ...(reusePort ? { reusePort: true } : {}) });
+    // A reconnect storm (thousands of event-stream clients after a restart) overflows the
+    // default queue of 511 pending connections; the kernel caps this at net.core.somaxconn.
+    return Deno.listen({
+      hostname,
+      port,
+      tcpBacklog: LISTEN_BACKLOG,
+      ...(reusePort ? { reusePort: true } : {}),
+    });
   } catch (err) {
     if (err instanceof Deno.errors.AddrInUse) {
       throw new CfgtoolError("address_in_use", `Port ${port} on ${hostname} is already in use`);
