@@ -35,6 +35,7 @@ import {
 } from "./fixtures/realistic_namespace.ts";
 import { bootstrapSuperadmin } from "./bootstrap.ts";
 import { startChild, stopChild } from "./processes.ts";
+import { readWrkReport, type WrkReport } from "./wrk_report.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const HELLO = `${ROOT}bench/hello_server.ts`;
@@ -60,13 +61,7 @@ interface Case {
   expect: number;
 }
 
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  socketErrors: string | null;
-}
+type Result = WrkReport;
 
 function parseArgs(args: string[]): Options {
   const o: Options = {
@@ -101,12 +96,6 @@ async function api(base: string, token: string, method: string, path: string, bo
   const json = await res.json();
   if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
   return json;
-}
-
-function toMs(text: string): number {
-  const m = /^([\d.]+)(us|ms|s)$/.exec(text.trim());
-  if (!m) throw new Error(`cannot read wrk duration "${text}"`);
-  return Number(m[1]) * ({ us: 1e-3, ms: 1, s: 1e3 } as Record<string, number>)[m[2]!]!;
 }
 
 async function runWrk(c: Case, o: Options, duration: number, tmp: string): Promise<Result> {
@@ -144,17 +133,7 @@ async function runWrk(c: Case, o: Options, duration: number, tmp: string): Promi
       .output();
     const text = new TextDecoder().decode(out.stdout);
     if (!out.success) throw new Error(`wrk failed: ${text}${new TextDecoder().decode(out.stderr)}`);
-    const rps = /^Requests\/sec:\s+([\d.]+)/m.exec(text);
-    const p50 = /^\s+50%\s+(\S+)/m.exec(text);
-    const p99 = /^\s+99%\s+(\S+)/m.exec(text);
-    if (!rps || !p50 || !p99) throw new Error(`cannot read wrk output:\n${text}`);
-    return {
-      rps: Number(rps[1]),
-      p50: toMs(p50[1]!),
-      p99: toMs(p99[1]!),
-      non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[1] ?? 0),
-      socketErrors: /Socket errors: (.*)$/m.exec(text)?.[1] ?? null,
-    };
+    return readWrkReport(text);
   } finally {
     clearTimeout(timer);
   }

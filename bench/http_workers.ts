@@ -34,6 +34,7 @@ import {
 } from "./fixtures/realistic_namespace.ts";
 import { bootstrapSuperadmin } from "./bootstrap.ts";
 import { startChild, stopChild } from "./processes.ts";
+import { readWrkReport } from "./wrk_report.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const CLI = `${ROOT}cli.ts`;
@@ -185,12 +186,6 @@ async function machineBusyTicks(): Promise<number> {
   return user! + nice! + system! + irq! + softirq! + steal!;
 }
 
-function toMs(text: string): number {
-  const m = /^([\d.]+)(us|ms|s)$/.exec(text.trim());
-  if (!m) throw new Error(`cannot read wrk duration "${text}"`);
-  return Number(m[1]) * ({ us: 1e-3, ms: 1, s: 1e3 } as Record<string, number>)[m[2]!]!;
-}
-
 /** `times` prints "0m1.234s 0m0.567s" for the shell's children (user, system) on its 2nd line. */
 function wrkCpuSeconds(timesOutput: string): number {
   const lines = timesOutput.trim().split("\n");
@@ -248,20 +243,15 @@ async function runWrk(
     const text = new TextDecoder().decode(out.stdout);
     if (!out.success) throw new Error(`wrk failed: ${text}${new TextDecoder().decode(out.stderr)}`);
     const [report, times] = text.split("--times--");
-    const rps = /^Requests\/sec:\s+([\d.]+)/m.exec(report!);
-    const p50 = /^\s+50%\s+(\S+)/m.exec(report!);
-    const p99 = /^\s+99%\s+(\S+)/m.exec(report!);
-    if (!rps || !p50 || !p99) throw new Error(`cannot read wrk output:\n${report}`);
-    const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(report!)?.[1] ?? 0);
-    const socketErrors = /Socket errors: (.*)$/m.exec(report!)?.[1];
-    if (non2xx > 0 || socketErrors) {
+    const { rps, p50, p99, non2xx, socketErrors } = readWrkReport(report!);
+    if (non2xx > 0 || socketErrors !== null) {
       throw new Error(`${target.id} ${c.id}: ${non2xx} non-2xx, socket errors ${socketErrors}`);
     }
     const wrkS = wrkCpuSeconds(times ?? "");
     return {
-      rps: Number(rps[1]),
-      p50: toMs(p50[1]!),
-      p99: toMs(p99[1]!),
+      rps,
+      p50,
+      p99,
       serverCores: serverS / wallS,
       wrkCores: wrkS / wallS,
       otherCores: Math.max(0, busyS - serverS - wrkS) / wallS,
