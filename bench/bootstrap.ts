@@ -22,3 +22,32 @@ export async function bootstrapSuperadmin(kv: string): Promise<string> {
   if (!boot.success) throw new Error(`bootstrap failed:\n${new TextDecoder().decode(boot.stderr)}`);
   return new TextDecoder().decode(boot.stdout).trim().split("\n").at(-1)!.trim();
 }
+
+/**
+ * A JSON request with a bearer token; throws with the status and body
+ * unless the answer is 2xx.
+ *
+ * @param base the server's base URL
+ * @param token the bearer secret
+ * @param method the HTTP method
+ * @param path the path, from `/`
+ * @param body a JSON body, if any
+ * @returns the decoded JSON answer
+ */
+export async function api(
+  base: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  // deno-lint-ignore no-explicit-any
+): Promise<any> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}

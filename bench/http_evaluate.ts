@@ -33,7 +33,7 @@ import {
   makeContexts,
   realisticNamespaceFiles,
 } from "./fixtures/realistic_namespace.ts";
-import { bootstrapSuperadmin } from "./bootstrap.ts";
+import { api, bootstrapSuperadmin } from "./bootstrap.ts";
 import { startChild, stopChild } from "./processes.ts";
 import { readWrkReport, type WrkReport } from "./wrk_report.ts";
 
@@ -85,17 +85,6 @@ function parseArgs(args: string[]): Options {
     o[name] = value;
   }
   return o;
-}
-
-async function api(base: string, token: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
-  return json;
 }
 
 async function runWrk(c: Case, o: Options, duration: number, tmp: string): Promise<Result> {

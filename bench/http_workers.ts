@@ -32,7 +32,7 @@ import {
   makeContexts,
   realisticNamespaceFiles,
 } from "./fixtures/realistic_namespace.ts";
-import { bootstrapSuperadmin } from "./bootstrap.ts";
+import { api, bootstrapSuperadmin } from "./bootstrap.ts";
 import { startChild, stopChild } from "./processes.ts";
 import { readWrkReport } from "./wrk_report.ts";
 
@@ -151,17 +151,6 @@ async function startCfgtool(kv: string, workers: number, logFile: string): Promi
     children: [child],
     url,
   };
-}
-
-async function api(base: string, token: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
-  return json;
 }
 
 /** User + system CPU of processes so far, in clock ticks. */
