@@ -153,6 +153,14 @@ export type {
   WireFileEntry,
   WireOp,
 } from "./lib/protocol/events.ts";
+export type {
+  EmailLoginPolicy,
+  LoginMethod,
+  LoginPolicy,
+  LoginPolicyRecord,
+  OidcLoginPolicy,
+  SamlLoginPolicy,
+} from "./lib/protocol/login_policy.ts";
 export type { BackoffOptions } from "./lib/client/backoff.ts";
 export type { Logger, LogLevel } from "./lib/log.ts";
 export {

@@ -278,6 +278,63 @@ export class ForbiddenError extends CfgtoolError {
 }
 
 /**
+ * A sign-in the server refused. `reason` says why in a stable word
+ * (`state`, `nonce`, `issuer`, `audience`, `expired`, `signature`,
+ * `email_domain`, `email_unverified`, `code`, `csrf`, …) for the audit log
+ * and tests; the message is what the person reads. 403 `login_failed`
+ * (400 for a malformed request), or 503 `login_unavailable` when the
+ * server cannot reach the identity provider or lacks its client secret.
+ *
+ * @example
+ * ```ts
+ * import { LoginError } from "./errors.ts";
+ * const err = new LoginError("state", "This sign-in link has expired; start again");
+ * if (err.status !== 403 || err.code !== "login_failed" || err.reason !== "state") throw new Error();
+ * ```
+ */
+export class LoginError extends CfgtoolError {
+  /** Why, in one stable word. */
+  readonly reason: string;
+
+  constructor(
+    reason: string,
+    message: string,
+    options: Omit<CfgtoolErrorOptions, "status"> & { status?: 400 | 403 } = {},
+  ) {
+    super("login_failed", message, {
+      ...options,
+      status: options.status ?? 403,
+      details: { ...options.details, reason },
+    });
+    this.name = "LoginError";
+    this.reason = reason;
+  }
+}
+
+/**
+ * Something the server needs is missing or unreachable: an identity
+ * provider that does not answer, a sign-in client secret the operator has
+ * not provided. 503 with the given code (`login_unavailable`).
+ *
+ * @example
+ * ```ts
+ * import { UnavailableError } from "./errors.ts";
+ * const err = new UnavailableError("login_unavailable", "The identity provider does not answer");
+ * if (err.status !== 503 || err.code !== "login_unavailable") throw new Error();
+ * ```
+ */
+export class UnavailableError extends CfgtoolError {
+  constructor(
+    code: "login_unavailable",
+    message: string,
+    options: Omit<CfgtoolErrorOptions, "status"> = {},
+  ) {
+    super(code, message, { ...options, status: 503 });
+    this.name = "UnavailableError";
+  }
+}
+
+/**
  * A duplicate name or slug, or a state that does not allow the change (a
  * token that is no longer active). 409 `conflict`.
  *

@@ -42,6 +42,12 @@ export interface ServiceSettings {
    * about this long (docs/operations.md, "Credential cache").
    */
   credentialPollMs: number;
+  /** Absolute lifetime of a signed-in session (browser and CLI), ms (default 12 h). */
+  sessionTtlMs: number;
+  /** A browser session ends after this long without a request, ms (default 2 h). */
+  sessionIdleMs: number;
+  /** A sign-in link or code sent by mail works this long, ms (default 15 min). */
+  emailCodeTtlMs: number;
   /** A connection that sends no complete request head within this long is closed, ms. */
   headerTimeoutMs: number;
   /** A keep-alive connection with no request in flight is closed after this long, ms. */
@@ -71,6 +77,9 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = Object.freeze({
   clientRateLimitPerMinute: 600,
   streamAuthCheckMs: 5000,
   credentialPollMs: 25,
+  sessionTtlMs: 12 * 60 * 60 * 1000,
+  sessionIdleMs: 2 * 60 * 60 * 1000,
+  emailCodeTtlMs: 15 * 60 * 1000,
   headerTimeoutMs: 10_000,
   keepAliveTimeoutMs: 30_000,
   maxConnections: 0,

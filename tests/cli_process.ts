@@ -18,8 +18,15 @@ export interface CliResult {
 }
 
 /**
+ * A config directory that does not exist: the CLI of a test never reads
+ * the developer's own saved sign-in profiles (a test that signs in passes
+ * its own `XDG_CONFIG_HOME`).
+ */
+const NO_CONFIG = `/nonexistent/cfgtool-test-config-${Deno.pid}`;
+
+/**
  * Runs `cfgtool <args>` with the project's config (so it works from any
- * cwd), `NO_COLOR=1` and no stdin.
+ * cwd), `NO_COLOR=1`, no saved profiles and no stdin.
  *
  * @example
  * ```ts ignore
@@ -35,7 +42,7 @@ export async function runCfgtool(
     stdout: "piped",
     stderr: "piped",
     stdin: "null",
-    env: { NO_COLOR: "1", ...options.env },
+    env: { NO_COLOR: "1", XDG_CONFIG_HOME: NO_CONFIG, ...options.env },
     ...(options.cwd ? { cwd: options.cwd } : {}),
   }).output();
   const dec = new TextDecoder();

@@ -4,7 +4,9 @@
  * a `{tenant}` (or namespace) in the path that differs from a token's
  * binding. Human roles are read from the current tenant-admin and
  * namespace-admin lists on every call, so removing an admin takes effect
- * at once.
+ * at once. A person signed in to a tenant (admitted by its login policy)
+ * reads it; membership of one of the policy's `admin_groups` makes them a
+ * tenant admin, also decided per request from the current policy.
  *
  * Summary (docs/api.md, "Who may do what"):
  *
@@ -12,13 +14,15 @@
  * |---|---|
  * | `tenant.create`, `tenant.delete` | superadmin |
  * | `tenant.list` | any principal but `namespace-client` (callers filter with `tenant.read`) |
- * | `tenant.read`, `namespace.list` | superadmin; any non-client principal of the tenant |
+ * | `tenant.read`, `namespace.list` | superadmin; any non-client principal of the tenant; a person the tenant's sign-in admitted |
  * | `tenant.admins` | superadmin; human tenant admin |
+ * | `tenant.login` (read and set the login policy) | superadmin; tenant admin (human or token) |
  * | `namespace.create`, `namespace.delete`, `namespace.admins` | superadmin; tenant admin (human or token) |
- * | `namespace.read`, `manifest.read`, `evaluate` | superadmin; tenant admin; namespace admin; namespace-read/-write token of the namespace |
- * | `manifest.write` (push, lint, rollback, versions) | as above without namespace-read |
+ * | `namespace.read`, `manifest.read`, `evaluate` | superadmin; tenant admin; namespace admin; namespace-read/-write token of the namespace; an admitted person |
+ * | `manifest.write` (push, lint, rollback) | as above without namespace-read |
+ * | `versions.read` (version metadata) | as `manifest.write`, and an admitted person |
  * | `evaluate.public` | `namespace-client` for its bound triple while `public_evaluate = true` (and everyone with `evaluate`) |
- * | `audit.read` | superadmin; tenant admin (human or token) for its tenant |
+ * | `audit.read` | superadmin; tenant admin (human or token) for its tenant; an admitted person |
  * | `user.list` | superadmin; tenant admin (human or token) for its tenant |
  *
  * Token actions and issuance: {@linkcode authorizeTokenAction},
@@ -28,9 +32,10 @@
  */
 import { ForbiddenError } from "../errors.ts";
 import { isNamespaceAdmin, namespacesAdministeredBy } from "../store/namespaces.ts";
-import { isTenantAdmin } from "../store/tenants.ts";
+import { findTenant, isTenantAdmin } from "../store/tenants.ts";
+import { findLoginPolicy } from "../store/login_policies.ts";
 import type { TokenRecord, TokenType } from "../store/tokens.ts";
-import type { Principal } from "./principal.ts";
+import type { Principal, SessionPrincipal } from "./principal.ts";
 import { assertPublicEvaluate } from "./public_gate.ts";
 
 /** Actions on tenants, namespaces, manifests, evaluation and audit. */
@@ -40,6 +45,7 @@ export type Action =
   | "tenant.read"
   | "tenant.delete"
   | "tenant.admins"
+  | "tenant.login"
   | "namespace.create"
   | "namespace.list"
   | "namespace.read"
@@ -47,6 +53,7 @@ export type Action =
   | "namespace.admins"
   | "manifest.read"
   | "manifest.write"
+  | "versions.read"
   | "evaluate"
   | "evaluate.public"
   | "audit.read"
@@ -67,6 +74,7 @@ type Level =
   | "none"
   | "client"
   | "read"
+  | "member"
   | "write"
   | "ns-admin"
   | "tenant-token"
@@ -80,6 +88,7 @@ const PHRASES: Record<Action, string> = {
   "tenant.read": "read the tenant",
   "tenant.delete": "delete tenants",
   "tenant.admins": "change tenant admins",
+  "tenant.login": "read or change the tenant's login policy",
   "namespace.create": "create namespaces",
   "namespace.list": "list namespaces",
   "namespace.read": "read the namespace",
@@ -87,6 +96,7 @@ const PHRASES: Record<Action, string> = {
   "namespace.admins": "change namespace admins",
   "manifest.read": "read the manifest",
   "manifest.write": "change the manifest (push, lint, versions, rollback)",
+  "versions.read": "read version metadata",
   "evaluate": "evaluate flags",
   "evaluate.public": "evaluate flags",
   "audit.read": "read the audit log",
@@ -127,16 +137,69 @@ function tokenLevel(token: TokenRecord, target: Target): Level {
 
 async function userLevel(
   kv: Deno.Kv,
-  userId: string,
+  p: SessionPrincipal,
   target: Target,
 ): Promise<Level> {
-  if (target.tenant === undefined) return "none";
-  if (await isTenantAdmin(kv, target.tenant, userId)) return "tenant-human";
+  const tenant = target.tenant;
+  if (tenant === undefined) return "none";
+  // A sign-in admits to its tenants only: another tenant's admin lists do not
+  // count for it, even for the same email (that tenant's identity provider
+  // did not vouch for this person). Host-made sessions have no tenants and
+  // carry the user's admin roles everywhere.
+  if (p.tenants.length > 0 && !p.tenants.includes(tenant)) return "none";
+  const userId = p.user_id;
+  const admitted = await admittedTo(kv, p, tenant);
+  if (admitted === "stale") return "none";
+  if (await isTenantAdmin(kv, tenant, userId)) return "tenant-human";
+  if (admitted === "admin") return "tenant-human";
+  const floor: Level = admitted === "member" ? "member" : "none";
   if (target.namespace === undefined) {
-    const some = await namespacesAdministeredBy(kv, userId, target.tenant);
+    if (floor === "member") return floor;
+    const some = await namespacesAdministeredBy(kv, userId, tenant);
     return some.length > 0 ? "read" : "none";
   }
-  return await isNamespaceAdmin(kv, target.tenant, target.namespace, userId) ? "ns-admin" : "none";
+  return await isNamespaceAdmin(kv, tenant, target.namespace, userId) ? "ns-admin" : floor;
+}
+
+/**
+ * Whether a session's sign-in admitted it to a tenant, and whether its IdP
+ * groups make it an admin under the tenant's current policy: `no` for a
+ * host-made session (no tenants), `stale` when the tenant was deleted and
+ * made again after the sign-in (the admission was for the old one).
+ *
+ * @param kv the store
+ * @param p the session
+ * @param tenant the tenant slug
+ * @returns `no`, `stale`, `member` or `admin`
+ *
+ * @example
+ * ```ts
+ * import { admittedTo } from "./permissions.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1", now: () => new Date("2030-01-02T00:00:00Z") });
+ * const p = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: ["acme"], groups: [],
+ *   since: "2030-01-01T00:00:00.000Z" };
+ * if (await admittedTo(kv, p, "acme") !== "stale") throw new Error("signed in before acme was made");
+ * if (await admittedTo(kv, { ...p, since: "2030-01-03T00:00:00.000Z" }, "acme") !== "member") throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function admittedTo(
+  kv: Deno.Kv,
+  p: SessionPrincipal,
+  tenant: string,
+): Promise<"no" | "stale" | "member" | "admin"> {
+  if (!p.tenants.includes(tenant)) return "no";
+  const [record, policy] = await Promise.all([
+    findTenant(kv, tenant),
+    p.groups.length > 0 ? findLoginPolicy(kv, tenant) : Promise.resolve(null),
+  ]);
+  if (record === null || record.created_at > p.since) return "stale";
+  const adminGroups = policy !== null && "admin_groups" in policy.policy
+    ? policy.policy.admin_groups ?? []
+    : [];
+  return p.groups.some((g) => adminGroups.includes(g)) ? "admin" : "member";
 }
 
 async function levelOf(
@@ -144,11 +207,12 @@ async function levelOf(
   p: Principal,
   target: Target,
 ): Promise<Level> {
-  return p.kind === "token" ? tokenLevel(p.token, target) : await userLevel(kv, p.user_id, target);
+  return p.kind === "token" ? tokenLevel(p.token, target) : await userLevel(kv, p, target);
 }
 
 const NS_READERS: readonly Level[] = [
   "read",
+  "member",
   "write",
   "ns-admin",
   "tenant-token",
@@ -165,14 +229,16 @@ const ALLOWED: Record<Exclude<Action, "evaluate.public" | "tenant.list">, readon
   "tenant.read": NS_READERS,
   "namespace.list": NS_READERS,
   "tenant.admins": ["tenant-human", "super"],
+  "tenant.login": TENANT_ADMINS,
   "namespace.create": TENANT_ADMINS,
   "namespace.delete": TENANT_ADMINS,
   "namespace.admins": TENANT_ADMINS,
   "namespace.read": NS_READERS,
   "manifest.read": NS_READERS,
   "manifest.write": NS_WRITERS,
+  "versions.read": [...NS_WRITERS, "member"],
   "evaluate": NS_READERS,
-  "audit.read": TENANT_ADMINS,
+  "audit.read": [...TENANT_ADMINS, "member"],
   "user.list": TENANT_ADMINS,
 };
 
@@ -183,6 +249,7 @@ const NEEDS_NAMESPACE: ReadonlySet<Action> = new Set([
   "namespace.admins",
   "manifest.read",
   "manifest.write",
+  "versions.read",
   "evaluate",
   "evaluate.public",
 ]);
@@ -218,7 +285,7 @@ export interface AuthorizeOptions {
  * const kv = await Deno.openKv(":memory:");
  * let status = 0;
  * try {
- *   await authorize(kv, { kind: "session", user_id: "usr_1", session_id: "ssn_1" }, "tenant.create", {});
+ *   await authorize(kv, { kind: "session", user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "" }, "tenant.create", {});
  * } catch (e) { status = (e as { status: number }).status; }
  * if (status !== 403) throw new Error();
  * kv.close();
@@ -280,7 +347,7 @@ export async function authorize(
  * ```ts
  * import { can } from "./permissions.ts";
  * const kv = await Deno.openKv(":memory:");
- * const p = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1" };
+ * const p = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "" };
  * if (await can(kv, p, "tenant.read", { tenant: "acme" })) throw new Error();
  * kv.close();
  * ```
@@ -332,7 +399,7 @@ export interface IssueBinding {
  * const kv = await Deno.openKv(":memory:");
  * let status = 0;
  * try {
- *   await authorizeIssue(kv, { kind: "session", user_id: "usr_1", session_id: "ssn_1" },
+ *   await authorizeIssue(kv, { kind: "session", user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "" },
  *     { type: "superadmin", tenant_slug: null, namespace_slug: null });
  * } catch (e) { status = (e as { status: number }).status; }
  * if (status !== 403) throw new Error();

@@ -20,7 +20,7 @@ import { bearerCredential } from "./bearer.ts";
 import { type AuthDeps, clock, type RequestContext } from "./deps.ts";
 import { digestsEqual, hmacHex } from "./digest.ts";
 import { assertPublicEvaluate } from "./public_gate.ts";
-import { findSession } from "./sessions.ts";
+import { findSession, type SessionRecord } from "./sessions.ts";
 import { parseToken } from "./token_format.ts";
 
 /** How often `last_used_at` (and `token.authenticated`) is written per token. */
@@ -29,7 +29,58 @@ export const LAST_USED_INTERVAL_MS = 60_000;
 /** An authenticated caller: a service token, or a human session. */
 export type Principal =
   | { kind: "token"; token: TokenRecord }
-  | { kind: "session"; user_id: string; session_id: string };
+  | SessionPrincipal;
+
+/**
+ * A signed-in person: the user, the session, the tenants the sign-in
+ * admitted them to (read access; admin rights come from the admin lists
+ * and the tenant policy's `admin_groups`, read on every request), the IdP
+ * groups at sign-in, and when the session began (an admission does not
+ * carry over to a tenant deleted and created again after it).
+ */
+export interface SessionPrincipal {
+  kind: "session";
+  user_id: string;
+  session_id: string;
+  /** Tenants the sign-in admitted the user to. */
+  tenants: readonly string[];
+  /** IdP groups at sign-in. */
+  groups: readonly string[];
+  /** When the session was created (RFC 3339). */
+  since: string;
+  /** Who holds it: `browser` (the cookie), `cli` or `admin` (made on the server host). */
+  client?: SessionRecord["client"];
+  /** The session's absolute end (RFC 3339). */
+  expires_at?: string;
+}
+
+/**
+ * The principal of a session record.
+ *
+ * @param s the live session
+ * @returns the principal
+ *
+ * @example
+ * ```ts
+ * import { sessionPrincipal } from "./principal.ts";
+ * import { normalizeSession } from "../store/sessions.ts";
+ * const p = sessionPrincipal(normalizeSession({ id: "ssn_1", user_id: "usr_1",
+ *   created_at: "2030-01-01T00:00:00.000Z", tenants: ["acme"] }));
+ * if (p.user_id !== "usr_1" || p.tenants[0] !== "acme") throw new Error();
+ * ```
+ */
+export function sessionPrincipal(s: SessionRecord): SessionPrincipal {
+  return {
+    kind: "session",
+    user_id: s.user_id,
+    session_id: s.id,
+    tenants: s.tenants,
+    groups: s.groups,
+    since: s.created_at,
+    client: s.client,
+    expires_at: s.expires_at,
+  };
+}
 
 /**
  * What {@linkcode authenticateRequest} found: the principal, and whether
@@ -54,7 +105,7 @@ export interface Authenticated {
  * @example
  * ```ts
  * import { principalId } from "./principal.ts";
- * if (principalId({ kind: "session", user_id: "usr_1", session_id: "ssn_1" }) !== "usr_1") throw new Error();
+ * if (principalId({ kind: "session", user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "" }) !== "usr_1") throw new Error();
  * ```
  */
 export function principalId(p: Principal): string {
@@ -71,7 +122,7 @@ export function principalId(p: Principal): string {
  * @example
  * ```ts
  * import { principalType } from "./principal.ts";
- * if (principalType({ kind: "session", user_id: "usr_1", session_id: "ssn_1" }) !== "user") throw new Error();
+ * if (principalType({ kind: "session", user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "" }) !== "user") throw new Error();
  * ```
  */
 export function principalType(p: Principal): PrincipalType {
@@ -89,7 +140,7 @@ export function principalType(p: Principal): PrincipalType {
  * @example
  * ```ts
  * import { actorOf } from "./principal.ts";
- * const a = actorOf({ kind: "session", user_id: "usr_1", session_id: "ssn_1" }, "r1");
+ * const a = actorOf({ kind: "session", user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "" }, "r1");
  * if (a.id !== "usr_1" || a.request_id !== "r1") throw new Error();
  * ```
  */
@@ -164,10 +215,7 @@ export async function authenticateRequest(
   if (credential.startsWith("ses_")) {
     const session = await findSession(deps.kv, deps.key, credential, clock(deps));
     if (session === null) throw new UnauthorizedError("Unknown or expired session");
-    return {
-      principal: { kind: "session", user_id: session.user_id, session_id: session.id },
-      publicGateChecked: false,
-    };
+    return { principal: sessionPrincipal(session), publicGateChecked: false };
   }
   if (parseToken(credential) === null) {
     throw new UnauthorizedError("Malformed credential");

@@ -13,16 +13,49 @@ import {
   findSessionByDigest,
   insertSession,
   listSessionRecords,
+  type SessionClient,
+  type SessionLoginMethod,
   type SessionRecord,
+  sessionsOfUser,
+  touchSession,
 } from "../store/sessions.ts";
 import { ulid } from "../store/ulid.ts";
 import { getUser, userExists } from "../store/users.ts";
 import { NotFoundError, UsageError } from "../errors.ts";
+import { type AuditActor, eventAuditEntry, writeAudit } from "../store/audit.ts";
+import { type AuthDeps, clock } from "./deps.ts";
 
-export type { SessionRecord } from "../store/sessions.ts";
+export type { SessionClient, SessionLoginMethod, SessionRecord } from "../store/sessions.ts";
 
 /** Session lifetime when none is given: 12 hours. */
 export const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+
+/** `last_seen_at` is written at most this often per session. */
+export const SESSION_TOUCH_INTERVAL_MS = 60_000;
+
+/** What a sign-in knows about the session it makes. */
+export interface NewSessionInput {
+  /** User id or email. */
+  user: string;
+  /** Absolute lifetime, ms (default 12 h). */
+  ttl?: number;
+  /** Idle limit, ms; absent or null: none. */
+  idle?: number | null;
+  /** Tenants the sign-in admitted the user to. */
+  tenants?: string[];
+  /** How the user signed in (default `admin`: made on the server host). */
+  login_method?: SessionLoginMethod;
+  /** `amr`/`acr` values, or `email-link` / `email-code`. */
+  assurance?: string[];
+  /** IdP groups at sign-in. */
+  groups?: string[];
+  /** Who holds the session (default `admin`). */
+  client?: SessionClient;
+  /** HMAC of the client IP at sign-in. */
+  ip_hash?: string | null;
+  /** Clock, for tests. */
+  now?: () => Date;
+}
 
 /**
  * Creates a session for a user (by id or email) and returns the plaintext
@@ -48,7 +81,7 @@ export const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 export async function createSession(
   kv: Deno.Kv,
   key: CryptoKey,
-  input: { user: string; ttl?: number; now?: () => Date },
+  input: NewSessionInput,
 ): Promise<{ session: SessionRecord; secret: string }> {
   const ttl = input.ttl ?? DEFAULT_SESSION_TTL_MS;
   if (!Number.isFinite(ttl) || ttl <= 0) {
@@ -64,6 +97,14 @@ export async function createSession(
     digest: await hmacHex(key, secret),
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + ttl).toISOString(),
+    tenants: input.tenants ?? [],
+    login_method: input.login_method ?? "admin",
+    assurance: input.assurance ?? [],
+    groups: input.groups ?? [],
+    client: input.client ?? "admin",
+    last_seen_at: now.toISOString(),
+    idle_timeout_ms: input.idle ?? null,
+    ip_hash: input.ip_hash ?? null,
   };
   // Let the KV drop the records a little after the session ends.
   const expireIn = ttl + 60_000;
@@ -75,8 +116,10 @@ export async function createSession(
 }
 
 /**
- * Finds the live session of a session token: null when unknown, expired,
- * or its user no longer exists.
+ * Finds the live session of a session token: null when unknown, past its
+ * absolute expiry or its idle limit, or its user no longer exists. A found
+ * session's `last_seen_at` is written at most once a minute, after the
+ * answer (a failed write only loses bookkeeping).
  *
  * @param kv the store
  * @param key the token HMAC key
@@ -102,8 +145,13 @@ export async function findSession(
   const digest = await hmacHex(key, secret);
   const session = await findSessionByDigest(kv, digest);
   if (session === null || !digestsEqual(session.digest, digest)) return null;
-  if (Date.parse(session.expires_at) <= now.getTime()) return null;
-  return await userExists(kv, session.user_id) ? session : null;
+  const t = now.getTime();
+  if (Date.parse(session.expires_at) <= t) return null;
+  const seen = Date.parse(session.last_seen_at);
+  if (session.idle_timeout_ms !== null && seen + session.idle_timeout_ms <= t) return null;
+  if (!await userExists(kv, session.user_id)) return null;
+  if (t - seen >= SESSION_TOUCH_INTERVAL_MS) touchSession(kv, session, now).catch(() => {});
+  return session;
 }
 
 /**
@@ -133,8 +181,12 @@ export async function deleteSession(kv: Deno.Kv, id: string): Promise<void> {
   await deleteSessionRecord(kv, id);
 }
 
-/** A session as listings show it: the record without its digest. */
-export type PublicSession = Omit<SessionRecord, "digest">;
+/**
+ * A session as listings show it: the record without its digest and
+ * without the keyed hash of the sign-in IP (which would let a reader tell
+ * which people share an address).
+ */
+export type PublicSession = Omit<SessionRecord, "digest" | "ip_hash">;
 
 /**
  * A session record without its digest, for output.
@@ -145,15 +197,16 @@ export type PublicSession = Omit<SessionRecord, "digest">;
  * @example
  * ```ts
  * import { publicSession } from "./sessions.ts";
- * const s = publicSession({
+ * import { normalizeSession } from "../store/sessions.ts";
+ * const s = publicSession(normalizeSession({
  *   id: "ssn_1", user_id: "usr_1", prefix: "ses_abc", digest: "d",
  *   created_at: "2030-01-01T00:00:00.000Z", expires_at: "2030-01-02T00:00:00.000Z",
- * });
+ * }));
  * if ("digest" in s) throw new Error();
  * ```
  */
 export function publicSession(s: SessionRecord): PublicSession {
-  const { digest: _digest, ...shown } = s;
+  const { digest: _digest, ip_hash: _ip, ...shown } = s;
   return shown;
 }
 
@@ -187,12 +240,37 @@ export async function listSessions(
   const userId = options.user === undefined ? undefined : (await getUser(kv, options.user)).id;
   const now = (options.now?.() ?? new Date()).getTime();
   const out: PublicSession[] = [];
-  for (const s of await listSessionRecords(kv)) {
-    if (userId !== undefined && s.user_id !== userId) continue;
-    if (Date.parse(s.expires_at) <= now) continue;
+  const records = userId === undefined
+    ? await listSessionRecords(kv)
+    : await sessionsOfUser(kv, userId);
+  for (const s of records) {
+    if (!sessionLive(s, now)) continue;
     out.push(publicSession(s));
   }
   return out;
+}
+
+/**
+ * Whether a session is neither past its absolute expiry nor idle too long.
+ *
+ * @param s the session
+ * @param now the current time, ms
+ * @returns whether it still authenticates (its user aside)
+ *
+ * @example
+ * ```ts
+ * import { sessionLive } from "./sessions.ts";
+ * import { normalizeSession } from "../store/sessions.ts";
+ * const s = normalizeSession({ id: "ssn_1", user_id: "usr_1",
+ *   created_at: "2030-01-01T00:00:00.000Z", expires_at: "2030-01-02T00:00:00.000Z",
+ *   idle_timeout_ms: 60_000 });
+ * if (!sessionLive(s, Date.parse("2030-01-01T00:00:30.000Z"))) throw new Error();
+ * if (sessionLive(s, Date.parse("2030-01-01T00:02:00.000Z"))) throw new Error("idle");
+ * ```
+ */
+export function sessionLive(s: SessionRecord, now: number): boolean {
+  if (Date.parse(s.expires_at) <= now) return false;
+  return s.idle_timeout_ms === null || Date.parse(s.last_seen_at) + s.idle_timeout_ms > now;
 }
 
 /**
@@ -218,6 +296,60 @@ export async function revokeSession(kv: Deno.Kv, id: string): Promise<PublicSess
   const s = await deleteSessionRecord(kv, id);
   if (s === null) {
     throw new NotFoundError("session_not_found", `No session ${id} (it may have expired)`);
+  }
+  return publicSession(s);
+}
+
+/**
+ * Ends a session at once and audits `session.revoked` in the log of each
+ * tenant the session was admitted to (the installation's for a session
+ * made on the server host), with who ended it and why (`logout`,
+ * `revoked`, `user_revoked`). The server's other caches hear of it
+ * through the credential epoch. 404 `session_not_found` when it is gone.
+ *
+ * @param deps store, key, clock, credential cache
+ * @param id the session id
+ * @param actor who ended it, in which request
+ * @param reason why
+ * @returns the ended session, without its digest
+ *
+ * @example
+ * ```ts
+ * import { createSession, endSession } from "./sessions.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * import { createUser } from "../store/users.ts";
+ * import { listAudit } from "../store/audit.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const user = await createUser(kv, { email: "a@b.c" });
+ * const { session } = await createSession(kv, key, { user: user.id, tenants: ["acme"] });
+ * await endSession({ kv, key }, session.id, { id: user.id, principal_type: "user", request_id: null }, "logout");
+ * const [e] = (await listAudit(kv, { tenant: "acme" })).items;
+ * if (e?.type !== "session.revoked" || e.details.reason !== "logout") throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function endSession(
+  deps: AuthDeps,
+  id: string,
+  actor: AuditActor,
+  reason: "logout" | "revoked" | "user_revoked" | "replaced",
+): Promise<PublicSession> {
+  const s = await deleteSessionRecord(deps.kv, id);
+  if (s === null) {
+    throw new NotFoundError("session_not_found", `No session ${id} (it may have expired)`);
+  }
+  deps.credentials?.changed();
+  const now = clock(deps);
+  const tenants: (string | null)[] = s.tenants.length > 0 ? s.tenants : [null];
+  for (const tenant of tenants) {
+    await writeAudit(
+      deps.kv,
+      eventAuditEntry("session.revoked", actor, now, {
+        tenant_slug: tenant,
+        details: { session_id: s.id, user_id: s.user_id, reason, client: s.client },
+      }),
+    );
   }
   return publicSession(s);
 }

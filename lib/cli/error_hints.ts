@@ -54,7 +54,8 @@ function unauthorizedHints(err: CfgtoolError): string[] {
   }
   if (/session/i.test(reason)) {
     return [
-      "sessions expire: create a new one on the server host with `cfgtool admin session create`",
+      "sessions expire or are ended: sign in again with `cfgtool login --server <url>` (or, on " +
+      "the server host, `cfgtool admin session create`)",
       SAME_SERVER,
     ];
   }

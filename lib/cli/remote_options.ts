@@ -1,19 +1,28 @@
 /**
- * The `--server` and `--token` options shared by every command that talks to
- * a cfgtool service, with their environment defaults `CFGTOOL_SERVER` and
- * `CFGTOOL_TOKEN`. The token is never printed: not in help (which names the
- * variable, not its value), not in errors.
+ * The `--server`, `--token` and `--profile` options shared by every command
+ * that talks to a cfgtool service, with their environment defaults
+ * `CFGTOOL_SERVER`, `CFGTOOL_TOKEN` and `CFGTOOL_PROFILE`, and the fallback
+ * to the sign-in `cfgtool login` saved (lib/cli/credentials_file.ts). The
+ * token is never printed: not in help (which names the variable, not its
+ * value), not in errors.
  *
  * @module
  */
 import type { Command, OptionValues } from "commander";
 import { UsageError } from "../errors.ts";
 import type { ServiceClient } from "../client/api.ts";
+import {
+  type Credentials,
+  credentialsPath,
+  pickProfile,
+  readCredentials,
+} from "./credentials_file.ts";
 
 /** The raw option values as commander parses them. */
 export interface RemoteOptionValues {
   server?: string | undefined;
   token?: string | undefined;
+  profile?: string | undefined;
 }
 
 /** Where to send requests and with which credential. */
@@ -22,12 +31,15 @@ export interface Remote {
   server: string;
   /** Bearer credential (session or service token). */
   token: string;
+  /** The saved profile the token came from, when it came from one. */
+  profile?: string;
 }
 
 /**
- * Adds `--server <url>` and `--token <token>` to a command. Neither has a
- * commander default, so help never shows the token; the environment is read
- * by {@linkcode resolveRemote} when the action runs.
+ * Adds `--server <url>`, `--token <token>` and `--profile <name>` to a
+ * command. None has a commander default, so help never shows the token;
+ * the environment and the saved profiles are read by
+ * {@linkcode resolveRemote} when the action runs.
  *
  * @param cmd the command
  * @returns the same command, typed with the two options
@@ -46,22 +58,35 @@ export function withRemoteOptions<
   G extends OptionValues,
 >(cmd: Command<A, O, G>): Command<A, O & RemoteOptionValues, G> {
   return cmd
-    .option("--server <url>", "URL of the cfgtool service (default: $CFGTOOL_SERVER)")
+    .option(
+      "--server <url>",
+      "URL of the cfgtool service (default: $CFGTOOL_SERVER, else the server of the saved profile)",
+    )
     .option(
       "--token <token>",
-      "bearer credential (default: $CFGTOOL_TOKEN; prefer the variable, command lines are " +
-        "visible to other users of the host)",
+      "bearer credential (default: $CFGTOOL_TOKEN, else the session `cfgtool login` saved for " +
+        "the server; prefer the variable, command lines are visible to other users of the host)",
+    )
+    .option(
+      "--profile <name>",
+      "saved sign-in to use (default: $CFGTOOL_PROFILE, else the one for --server, else the " +
+        "only one)",
     ) as unknown as Command<A, O & RemoteOptionValues, G>;
 }
 
 /**
- * Resolves `--server` / `--token` against `CFGTOOL_SERVER` / `CFGTOOL_TOKEN`.
- * A missing or empty value, or a server that is not an `http(s)://` URL, is a
- * {@linkcode UsageError} (exit 2) whose message never contains the token.
+ * Resolves `--server` / `--token` against `CFGTOOL_SERVER` / `CFGTOOL_TOKEN`
+ * and the saved profiles. The token is `--token`, else `CFGTOOL_TOKEN`,
+ * else the session of the profile for the server; the server is
+ * `--server`, else `CFGTOOL_SERVER`, else the server of the profile
+ * `--profile` / `CFGTOOL_PROFILE` names, or of the only saved profile. A
+ * missing or empty value, or a server that is not an `http(s)://` URL, is
+ * a {@linkcode UsageError} (exit 2) whose message never contains the token.
+ * The credentials file is read (synchronously) only when a value is missing.
  *
  * @param opts the parsed options
  * @param env where to read the defaults (default: the process environment)
- * @returns the server URL (trailing `/` removed) and the token
+ * @returns the server URL (trailing `/` removed), the token, and the profile it came from
  *
  * @example
  * ```ts
@@ -74,10 +99,58 @@ export function resolveRemote(
   opts: RemoteOptionValues,
   env: { get(name: string): string | undefined } = Deno.env,
 ): Remote {
-  const server = nonEmpty(opts.server) ?? nonEmpty(env.get("CFGTOOL_SERVER"));
+  const given = nonEmpty(opts.server) ?? nonEmpty(env.get("CFGTOOL_SERVER"));
+  const token = nonEmpty(opts.token) ?? nonEmpty(env.get("CFGTOOL_TOKEN"));
+  const profileName = nonEmpty(opts.profile) ?? nonEmpty(env.get("CFGTOOL_PROFILE"));
+  const credentials = given !== undefined && token !== undefined
+    ? undefined
+    : savedCredentials(env);
+  const saved = credentials === undefined ? undefined : pickProfile(credentials, {
+    profile: profileName,
+    server: given === undefined ? undefined : checkedServer(given),
+  });
+  const server = given ?? saved?.[1].server;
   if (server === undefined) {
-    throw new UsageError("no service URL: pass --server <url> or set CFGTOOL_SERVER");
+    const several = Object.keys(credentials?.profiles ?? {}).length > 1;
+    throw new UsageError(
+      "no service URL: pass --server <url> or set CFGTOOL_SERVER, or sign in with " +
+        "`cfgtool login --server <url>`" +
+        (several ? " (several sign-ins are saved: choose one with --profile <name>)" : ""),
+    );
   }
+  const url = checkedServer(server);
+  if (token !== undefined) return { server: url, token };
+  if (saved === undefined) {
+    throw new UsageError(
+      `no credential for ${url}: pass --token <token> or set CFGTOOL_TOKEN, or sign in with ` +
+        `\`cfgtool login --server ${url}\``,
+    );
+  }
+  const [name, profile] = saved;
+  const ends = Date.parse(profile.expires_at);
+  if (Number.isFinite(ends) && ends <= Date.now()) {
+    throw new UsageError(
+      `the session saved in profile ${JSON.stringify(name)} ended at ${profile.expires_at}: ` +
+        `sign in again with \`cfgtool login --server ${url}\``,
+    );
+  }
+  return { server: url, token: profile.session_token, profile: name };
+}
+
+/**
+ * Checks a service URL: `http(s)://`, no credentials in it. Returns it
+ * without a trailing `/`; a {@linkcode UsageError} otherwise.
+ *
+ * @param server the URL given
+ * @returns the URL without a trailing slash
+ *
+ * @example
+ * ```ts
+ * import { checkedServer } from "./remote_options.ts";
+ * if (checkedServer("http://127.0.0.1:8080/") !== "http://127.0.0.1:8080") throw new Error();
+ * ```
+ */
+export function checkedServer(server: string): string {
   let url: URL;
   try {
     url = new URL(server);
@@ -90,11 +163,7 @@ export function resolveRemote(
   if (url.username !== "" || url.password !== "") {
     throw new UsageError("--server must not carry credentials; use --token or CFGTOOL_TOKEN");
   }
-  const token = nonEmpty(opts.token) ?? nonEmpty(env.get("CFGTOOL_TOKEN"));
-  if (token === undefined) {
-    throw new UsageError("no credential: pass --token <token> or set CFGTOOL_TOKEN");
-  }
-  return { server: server.replace(/\/+$/, ""), token };
+  return server.replace(/\/+$/, "");
 }
 
 /**
@@ -116,6 +185,17 @@ export async function openClient(opts: RemoteOptionValues): Promise<ServiceClien
   // lazy: the HTTP client loads only for commands that talk to a service
   const { ServiceClient } = await import("../client/api.ts");
   return new ServiceClient(remote);
+}
+
+/** The saved profiles; none when there is no home directory to keep them in. */
+function savedCredentials(env: { get(name: string): string | undefined }): Credentials {
+  let path: string;
+  try {
+    path = credentialsPath(env);
+  } catch {
+    return { profiles: {} };
+  }
+  return readCredentials(path);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

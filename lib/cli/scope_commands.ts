@@ -76,7 +76,7 @@ const DELETES_WITH: Readonly<Record<Scope, string>> = {
  * const ns = new Command("namespace");
  * registerCreateCommand(ns, "namespace", "Create a namespace.", "cfgtool namespace create web");
  * const longs = ns.commands[0]!.options.map((o) => o.long).join(" ");
- * if (longs !== "--server --token --tenant --description --json") throw new Error(longs);
+ * if (longs !== "--server --token --profile --tenant --description --json") throw new Error(longs);
  * ```
  */
 export function registerCreateCommand(

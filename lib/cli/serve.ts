@@ -38,6 +38,21 @@ const SETTING_FLAGS: readonly [flag: string, key: keyof ServiceSettings, help: s
     "how often this process looks for credential changes made by other processes, ms",
   ],
   [
+    "--session-ttl-ms",
+    "sessionTtlMs",
+    "a signed-in session (browser or CLI) ends this long after sign-in, ms",
+  ],
+  [
+    "--session-idle-ms",
+    "sessionIdleMs",
+    "a browser session ends after this long without a request, ms",
+  ],
+  [
+    "--email-code-ttl-ms",
+    "emailCodeTtlMs",
+    "a sign-in link or code sent by mail works this long, ms",
+  ],
+  [
     "--header-timeout-ms",
     "headerTimeoutMs",
     "close a connection that sends no complete request head within this long, ms",
@@ -89,7 +104,8 @@ export function registerServeCommand(program: Command): void {
     )
     .option(
       "--token-key-file <path>",
-      "HMAC key that digests service tokens (default: $CFGTOOL_TOKEN_KEY_FILE, else token.key " +
+      "HMAC key that digests service tokens, sessions and sign-in codes (default: " +
+        "$CFGTOOL_TOKEN_KEY_FILE, else token.key " +
         "beside the KV file, created with mode 0600 when absent; required with a KV Connect URL)",
       Deno.env.get("CFGTOOL_TOKEN_KEY_FILE"),
     );
@@ -103,9 +119,18 @@ export function registerServeCommand(program: Command): void {
   cmd.option(
     "--public-url <url>",
     "public origin of the service for URLs it hands out (snapshot_url, OFREP event " +
-      "streams) when it runs behind a proxy (env CFGTOOL_PUBLIC_URL)",
+      "streams, sign-in mail links, the OIDC redirect URI) and for the session cookie's " +
+      "Secure name; sign-in needs it unless clients reach the server on a loopback address " +
+      "(env CFGTOOL_PUBLIC_URL)",
     Deno.env.get("CFGTOOL_PUBLIC_URL"),
   );
+  cmd.option(
+    "--smtp-url <url>",
+    "SMTP server for sign-in mail, smtp://[user:pass@]host[:port] or smtps://… (env " +
+      "CFGTOOL_SMTP_URL); without it each message is written as an .eml file to the outbox " +
+      "directory beside the KV file",
+  );
+  cmd.option("--mail-from <address>", "From address of sign-in mail", DEFAULT_MAIL_FROM);
   for (const [flag, key, help] of SETTING_FLAGS) {
     const fallback = key === "maxConnections"
       ? `the file descriptor limit minus ${DESCRIPTOR_RESERVE}`
@@ -154,6 +179,10 @@ export function registerServeCommand(program: Command): void {
         );
       }
       const publicUrl = raw.publicUrl ? publicOrigin(raw.publicUrl) : undefined;
+      // Read here, not as the option's default: help would print a default (and its password).
+      const smtpSpec = raw.smtpUrl ?? Deno.env.get("CFGTOOL_SMTP_URL");
+      const smtpUrl = smtpSpec ? checkSmtpUrl(smtpSpec) : undefined;
+      const mailFrom = raw.mailFrom ?? DEFAULT_MAIL_FROM;
       const worker = raw.workerIndex === undefined ? undefined : Number(raw.workerIndex);
       const ac = new AbortController();
       const onInt = () => ac.abort("SIGINT");
@@ -186,6 +215,8 @@ export function registerServeCommand(program: Command): void {
           port,
           settings,
           ...(publicUrl ? { publicUrl } : {}),
+          ...(smtpUrl ? { smtpUrl } : {}),
+          mailFrom,
           signal: ac.signal,
           onListen,
           ...(worker !== undefined ? { worker } : {}),
@@ -211,6 +242,10 @@ function workerArgs(kv: string, raw: Record<string, string | undefined>): string
   const args = ["--kv", kv];
   if (raw.tokenKeyFile) args.push("--token-key-file", raw.tokenKeyFile);
   if (raw.publicUrl) args.push("--public-url", raw.publicUrl);
+  // CFGTOOL_SMTP_URL reaches the workers through their environment, not on
+  // their command lines (where `ps` would show its password).
+  if (raw.smtpUrl) args.push("--smtp-url", raw.smtpUrl);
+  if (raw.mailFrom) args.push("--mail-from", raw.mailFrom);
   for (const [flag] of SETTING_FLAGS) {
     const value = raw[camel(flag)];
     if (value !== undefined) args.push(flag, value);
@@ -233,6 +268,27 @@ function stopWhenStdinCloses(ac: AbortController): void {
     }
     ac.abort("parent_exited");
   })();
+}
+
+/** The From address of sign-in mail when `--mail-from` is not given. */
+const DEFAULT_MAIL_FROM = "cfgtool <no-reply@localhost>";
+
+/** `--smtp-url`: an smtp: or smtps: URL with a host. Messages never echo it (it may hold a password). */
+function checkSmtpUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    // reported below
+  }
+  if (
+    url === undefined || (url.protocol !== "smtp:" && url.protocol !== "smtps:") || !url.hostname
+  ) {
+    throw new UsageError(
+      "--smtp-url must be smtp://[user:password@]host[:port] or smtps://…",
+    );
+  }
+  return value;
 }
 
 function publicOrigin(value: string): string {

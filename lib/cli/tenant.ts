@@ -1,7 +1,8 @@
 /**
  * `cfgtool tenant …`: tenants and their human admins on a remote service
- * (create, list, show, delete; admin list, add, remove). All but `list` are
- * built as for namespaces (lib/cli/scope_commands.ts).
+ * (create, list, show, delete; admin list, add, remove), and their login
+ * policies (`login set|show`, lib/cli/tenant_login.ts). The commands but
+ * `list` and `login` are built as for namespaces (lib/cli/scope_commands.ts).
  *
  * @module
  */
@@ -9,6 +10,7 @@ import type { Command } from "commander";
 import { printList } from "./listing.ts";
 import { cell, openClient, withRemoteOptions } from "./remote_options.ts";
 import * as scoped from "./scope_commands.ts";
+import { registerTenantLoginCommands } from "./tenant_login.ts";
 
 const EXAMPLES = "\nExamples:\n" +
   "  export CFGTOOL_SERVER=https://flags.example.com CFGTOOL_TOKEN=svc_admin_…\n" +
@@ -16,6 +18,7 @@ const EXAMPLES = "\nExamples:\n" +
   "  cfgtool tenant list\n" +
   "  cfgtool tenant show acme --json\n" +
   "  cfgtool tenant admin add usr_01J0… --tenant acme\n" +
+  "  cfgtool tenant login set acme --method email --domain acme.com\n" +
   "  cfgtool tenant delete acme --yes\n";
 
 /**
@@ -69,4 +72,5 @@ export function registerTenantCommands(program: Command): void {
       "pass --yes.",
   );
   scoped.registerAdminCommands(tenant, "tenant");
+  registerTenantLoginCommands(tenant);
 }

@@ -1,6 +1,6 @@
 /**
  * A small typed HTTP client for the control plane of a cfgtool service
- * (`/api/v1`, docs/api.md): tenants, namespaces and
+ * (`/api/v1`, docs/api.md): tenants, their login policies, namespaces and
  * their admins, manifests, versions, rollback, service tokens and audit.
  * Every request carries `Authorization: Bearer <token>`. A non-2xx answer
  * becomes a {@linkcode CfgtoolError} with the envelope's `code`, status and
@@ -16,6 +16,7 @@
  */
 import { UsageError } from "../errors.ts";
 import { ifMatchHeader, parseVersionEtag } from "../protocol/etag.ts";
+import type { LoginPolicy, LoginPolicyRecord } from "../protocol/login_policy.ts";
 import type {
   AuditQuery,
   CreateNamespaceInput,
@@ -51,6 +52,7 @@ import { p, recordedRequestId, type RequestOptions, Transport } from "./_transpo
 // The bodies the client sends and reads are the wire types of lib/protocol/.
 export type * from "../protocol/requests.ts";
 export type * from "../protocol/responses.ts";
+export type * from "../protocol/login_policy.ts";
 
 /** Options of {@linkcode ServiceClient}. */
 export interface ServiceClientOptions {
@@ -172,6 +174,25 @@ export class ServiceClient {
   /** `DELETE /tenants/{t}/admins/{user_id}`. */
   async removeTenantAdmin(tenant: string, userId: string): Promise<Record<string, unknown>> {
     return asObject(await this.#http.json("DELETE", p`/tenants/${tenant}/admins/${userId}`));
+  }
+
+  /**
+   * `GET /tenants/{t}/login`: how the tenant's people sign in, with who set
+   * it when; 404 `not_found` when the tenant has no login policy.
+   */
+  async getLoginPolicy(tenant: string): Promise<LoginPolicyRecord> {
+    return loginPolicyRecord(await this.#http.json("GET", p`/tenants/${tenant}/login`));
+  }
+
+  /**
+   * `PUT /tenants/{t}/login`: replaces the tenant's login policy (validated
+   * by the server, 400 `invalid_request` naming the field); returns the
+   * stored record. A policy names where the OIDC client secret is read
+   * (`client_secret_ref`), never the secret.
+   */
+  async setLoginPolicy(tenant: string, policy: LoginPolicy): Promise<LoginPolicyRecord> {
+    const body = await this.#http.json("PUT", p`/tenants/${tenant}/login`, { json: policy });
+    return loginPolicyRecord(body);
   }
 
   // --- namespaces ----------------------------------------------------------
@@ -426,6 +447,19 @@ function issued(body: unknown): IssuedToken {
     throw unexpected("expected {token, secret}");
   }
   return { token: obj.token as unknown as TokenInfo, secret: obj.secret };
+}
+
+function loginPolicyRecord(body: unknown): LoginPolicyRecord {
+  const obj = asObject(body);
+  if (typeof obj.tenant_slug !== "string" || !isObject(obj.policy)) {
+    throw unexpected("expected {tenant_slug, policy, updated_at, updated_by}");
+  }
+  return {
+    tenant_slug: obj.tenant_slug,
+    policy: obj.policy as unknown as LoginPolicy,
+    updated_at: String(obj.updated_at ?? ""),
+    updated_by: String(obj.updated_by ?? ""),
+  };
 }
 
 function putResult(status: number, body: unknown): PutResult {

@@ -8,16 +8,18 @@
 import { Hono } from "hono";
 import { NotFoundError } from "../errors.ts";
 import type { Principal } from "../auth/principal.ts";
-import { errorResponse } from "./errors.ts";
+import { errorPageResponse, errorResponse, wantsErrorPage } from "./errors.ts";
 import { clientAbortResponse, isClientAbort } from "../net/client_abort.ts";
 import { guardPathIdentifiers } from "./params.ts";
 import { healthRoutes } from "./health.ts";
+import { authRoutes } from "./auth/routes.ts";
 import { requireAuth } from "./authn.ts";
 import { tenantRoutes } from "./tenants.ts";
 import { namespaceRoutes } from "./namespaces.ts";
 import { manifestRoutes } from "./manifest.ts";
 import { tokenRoutes } from "./tokens.ts";
 import { userRoutes } from "./users.ts";
+import { meRoutes, sessionRoutes } from "./sessions.ts";
 import { auditRoutes } from "./audit.ts";
 import { closureRoutes } from "./closure.ts";
 import { eventRoutes } from "./events.ts";
@@ -71,7 +73,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.onError((err, c) =>
     isClientAbort(err) // the client went away: 499 at info, not a 500 error
       ? clientAbortResponse(c.get("requestId") ?? crypto.randomUUID())
-      : errorResponse(err, c.get("requestId") ?? crypto.randomUUID(), deps.log)
+      : (wantsErrorPage(c.req.raw) ? errorPageResponse : errorResponse)(
+        err,
+        c.get("requestId") ?? crypto.randomUUID(),
+        deps.log,
+      )
   );
   app.notFound((c) =>
     errorResponse(
@@ -82,6 +88,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
   guardPathIdentifiers(app); // path identifiers of a bad shape never reach a route
   app.route("/", healthRoutes(deps));
+  app.route("/auth", authRoutes(deps)); // sign-in pages: own authentication
   const api = new Hono<AppEnv>();
   api.use("*", requireAuth(deps));
   api.route("/tenants", tenantRoutes(deps));
@@ -89,6 +96,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   api.route("/tenants/:tenant/namespaces/:ns", manifestRoutes(deps));
   api.route("/tokens", tokenRoutes(deps));
   api.route("/users", userRoutes(deps));
+  api.route("/me", meRoutes(deps));
+  api.route("/sessions", sessionRoutes(deps));
   api.route("/audit", auditRoutes(deps));
   // Routes of later issues register here, one line each.
   api.route("/events", eventRoutes(deps));

@@ -98,7 +98,54 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-function tooLarge(limit: number): CfgtoolError {
+/**
+ * Reads a posted HTML form (`application/x-www-form-urlencoded` or
+ * `multipart/form-data`) into its text fields (files are dropped; the
+ * first value of a repeated field wins). A body that is not a form is a
+ * 400 `invalid_request`, never a server error.
+ *
+ * @param req the request
+ * @returns field name → value
+ *
+ * @example
+ * ```ts
+ * import { readForm } from "./body.ts";
+ * const req = new Request("http://x/", { method: "POST", body: new URLSearchParams({ a: "1" }) });
+ * if ((await readForm(req)).get("a") !== "1") throw new Error();
+ * let status = 0;
+ * const junk = new Request("http://x/", { method: "POST", headers: { "content-type": "multipart/form-data" }, body: "x" });
+ * try { await readForm(junk); } catch (e) { status = (e as { status: number }).status; }
+ * if (status !== 400) throw new Error();
+ * ```
+ */
+export async function readForm(req: Request): Promise<Map<string, string>> {
+  let data: FormData;
+  try {
+    data = await req.formData();
+  } catch {
+    throw new InvalidRequestError("request body is not an HTML form");
+  }
+  const out = new Map<string, string>();
+  for (const [k, v] of data) if (typeof v === "string" && !out.has(k)) out.set(k, v);
+  return out;
+}
+
+/** Largest body of a sign-in form or CLI sign-in request (`/auth/…`): 64 KiB. */
+export const FORM_BODY_LIMIT = 64 * 1024;
+
+/**
+ * The 413 `payload_too_large` error for a body over `limit` bytes.
+ *
+ * @param limit the limit in bytes
+ * @returns the error
+ *
+ * @example
+ * ```ts
+ * import { tooLarge } from "./body.ts";
+ * if (tooLarge(10).status !== 413) throw new Error();
+ * ```
+ */
+export function tooLarge(limit: number): CfgtoolError {
   return new CfgtoolError("payload_too_large", `request body is larger than ${limit} bytes`, {
     status: 413,
     details: { limit },

@@ -33,6 +33,22 @@ export interface AppDeps {
   runtime: Runtime;
   /** Clock, for tests. */
   now?: () => Date;
+  /**
+   * How sign-in mail leaves (verified-email login): an SMTP URL, or the
+   * outbox directory where each message is written as an `.eml` file when
+   * no SMTP server is configured; and the From address.
+   */
+  mail?: MailSettings;
+}
+
+/** Where sign-in mail goes (`--smtp-url`, `--mail-from`, `<data dir>/outbox/`). */
+export interface MailSettings {
+  /** `smtp://…` or `smtps://…`; absent: write to {@linkcode MailSettings.outboxDir}. */
+  smtpUrl?: string;
+  /** Directory of `.eml` files when there is no SMTP server. */
+  outboxDir?: string;
+  /** The From address. */
+  from: string;
 }
 
 /** Variables every handler can read from the hono context. */
@@ -43,5 +59,7 @@ export type AppEnv = {
     clientIp: string | undefined;
     /** Authentication of this request just checked the namespace-client gate. */
     publicGateChecked: boolean;
+    /** The request authenticated with the browser session cookie (not a header). */
+    viaCookie: boolean;
   };
 };

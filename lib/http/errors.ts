@@ -11,6 +11,7 @@ import { CfgtoolError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { ERROR_CODES } from "../protocol/error_codes.ts";
 import { encodeErrorEnvelope } from "../protocol/error_envelope.ts";
+import { errorPage } from "./auth/pages.ts";
 
 /**
  * Builds the error envelope response for an error.
@@ -52,6 +53,52 @@ export function errorResponse(err: unknown, requestId: string, log: Logger): Res
     }),
     { status: ERROR_CODES.internal.status, headers },
   );
+}
+
+/**
+ * The error as a page, for a person's browser on the sign-in pages: the
+ * same status and message as the envelope; unknown errors are logged and
+ * shown only as a generic failure with the request id.
+ *
+ * @example
+ * ```ts
+ * import { errorPageResponse } from "./errors.ts";
+ * import { ForbiddenError } from "../errors.ts";
+ * const res = await errorPageResponse(new ForbiddenError("No"), "req1", () => {});
+ * if (res.status !== 403 || !res.headers.get("content-type")?.startsWith("text/html")) throw new Error();
+ * ```
+ */
+export function errorPageResponse(err: unknown, requestId: string, log: Logger): Promise<Response> {
+  if (err instanceof CfgtoolError) {
+    if (err.status >= 500) {
+      log("error", "request failed", { request_id: requestId, code: err.code });
+    }
+    return errorPage(err.status, capped(err.message), requestId);
+  }
+  log("error", "unhandled error", {
+    request_id: requestId,
+    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+  });
+  return errorPage(500, "Something went wrong on the server.", requestId);
+}
+
+/**
+ * Whether an error on this request should be a page rather than a JSON
+ * envelope: sign-in pages (`/auth/…`) asked for by a browser.
+ *
+ * @param req the request
+ * @returns true for a browser on a sign-in page
+ *
+ * @example
+ * ```ts
+ * import { wantsErrorPage } from "./errors.ts";
+ * const page = new Request("http://x/auth/login", { headers: { accept: "text/html" } });
+ * if (!wantsErrorPage(page) || wantsErrorPage(new Request("http://x/api/v1/me"))) throw new Error();
+ * ```
+ */
+export function wantsErrorPage(req: Request): boolean {
+  return new URL(req.url).pathname.startsWith("/auth/") &&
+    (req.headers.get("accept") ?? "").includes("text/html");
 }
 
 /**

@@ -40,7 +40,7 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   const archives = deps.runtime.manifests;
 
   /** The namespace of the route, authorised for `action`, and its head. */
-  async function target(c: Ctx, action: "manifest.read" | "manifest.write") {
+  async function target(c: Ctx, action: "manifest.read" | "manifest.write" | "versions.read") {
     const ref = route(c);
     const head = await manifestTarget(deps, c.get("principal"), ref, action);
     return { ...ref, head };
@@ -101,7 +101,7 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.get("/versions", async (c) => {
-    const { tenant, namespace } = await target(c, "manifest.write");
+    const { tenant, namespace } = await target(c, "versions.read");
     const limit = intParam(c.req.query("limit"), "limit");
     const after = intParam(c.req.query("after"), "after");
     const page = await listVersions(kv, tenant, namespace, {
@@ -112,7 +112,7 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.get("/versions/:v", async (c) => {
-    const { tenant, namespace } = await target(c, "manifest.write");
+    const { tenant, namespace } = await target(c, "versions.read");
     const v = intParam(c.req.param("v"), "version")!;
     return c.json({ version: publicMeta(await getVersion(kv, tenant, namespace, v)) });
   });

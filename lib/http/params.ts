@@ -37,6 +37,8 @@ export const SHAPES = {
   tokenId: { describe: "a token id (tok_…)", pattern: new RegExp(`^tok_${ULID}$`) },
   /** User ids, `usr_<ulid>`. */
   userId: { describe: "a user id (usr_…)", pattern: new RegExp(`^usr_${ULID}$`) },
+  /** Session ids, `ssn_<ulid>`. */
+  sessionId: { describe: "a session id (ssn_…)", pattern: new RegExp(`^ssn_${ULID}$`) },
   /** Manifest version numbers. */
   version: { describe: "a non-negative integer", pattern: /^\d{1,15}$/ },
   /** Audit entry ids (the audit list cursor). */
@@ -73,6 +75,14 @@ const PATH_PARAMS: Record<string, PathParamRule> = {
     shape: SHAPES.userId,
     fail: (v) => new NotFoundError("admin_not_found", `No admin ${shown(v)}`),
   },
+  uid: {
+    shape: SHAPES.userId,
+    fail: (v) => new NotFoundError("user_not_found", `No user ${shown(v)}`),
+  },
+  session: {
+    shape: SHAPES.sessionId,
+    fail: (v) => new NotFoundError("session_not_found", `No session ${shown(v)}`),
+  },
   v: {
     shape: SHAPES.version,
     fail: () =>
@@ -94,6 +104,8 @@ const COLLECTIONS: Readonly<Record<string, string>> = {
   admins: "user",
   versions: "v",
   tokens: "id",
+  users: "uid",
+  sessions: "session",
 };
 
 /**

@@ -13,6 +13,7 @@ import {
   removeTenantAdmin,
 } from "../services/tenants.ts";
 import { getTenant, listTenantAdmins, listTenants } from "../store/tenants.ts";
+import { getLoginPolicy, setLoginPolicy } from "../services/login_policies.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { readJsonObject } from "./body.ts";
 import { requiredString, stringField, userRefField } from "./params.ts";
@@ -58,6 +59,23 @@ export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
       requestId: c.get("requestId"),
     });
     return c.json({ deleted: tenant, revoked_tokens: revoked, request_id: c.get("requestId") });
+  });
+
+  app.get("/:tenant/login", async (c) => {
+    const tenant = c.req.param("tenant");
+    return c.json(await getLoginPolicy(deps, c.get("principal"), tenant));
+  });
+
+  app.put("/:tenant/login", async (c) => {
+    const tenant = c.req.param("tenant");
+    const record = await setLoginPolicy(
+      deps,
+      c.get("principal"),
+      tenant,
+      () => readJsonObject(c.req.raw),
+      { requestId: c.get("requestId") },
+    );
+    return c.json({ ...record, request_id: c.get("requestId") });
   });
 
   app.get("/:tenant/admins", async (c) => {

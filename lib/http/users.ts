@@ -17,6 +17,8 @@ import { tenantMemberIds } from "../store/membership.ts";
 import { getTenant, tenantsAdministeredBy } from "../store/tenants.ts";
 import { findUser, listUsers, type UserRecord } from "../store/users.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
+import { authDeps, requestContext } from "./authn.ts";
+import { revokeUserSessions } from "../services/sessions.ts";
 import { shapedParam, SHAPES } from "./params.ts";
 
 /**
@@ -50,6 +52,16 @@ export function userRoutes(deps: AppDeps): Hono<AppEnv> {
     return c.json({ users });
   });
 
+  app.delete("/:uid/sessions", async (c) => {
+    const ended = await revokeUserSessions(
+      authDeps(deps),
+      c.get("principal"),
+      c.req.param("uid"),
+      requestContext(c),
+    );
+    return c.json({ revoked_sessions: ended, request_id: c.get("requestId") });
+  });
+
   return app;
 }
 
@@ -78,7 +90,9 @@ async function visibleTenants(
     await authorize(kv, p, "user.list", { tenant: own });
     return [own];
   }
-  const own = await tenantsAdministeredBy(kv, p.user_id);
+  // A sign-in counts in its own tenants only (lib/auth/permissions.ts).
+  const own = (await tenantsAdministeredBy(kv, p.user_id))
+    .filter((t) => p.tenants.length === 0 || p.tenants.includes(t));
   if (own.length === 0) {
     throw new ForbiddenError("Only a superadmin or a tenant admin can list users");
   }

@@ -25,6 +25,8 @@ export type ServiceErrorCode =
   | "token_not_found"
   | "user_not_found"
   | "session_not_found"
+  | "login_failed"
+  | "login_unavailable"
   | "admin_not_found"
   | "conflict"
   | "closure_unavailable"
@@ -93,6 +95,15 @@ export const ERROR_CODES: Readonly<Record<ServiceErrorCode, ErrorCodeInfo>> = {
   token_not_found: { status: 404, meaning: "unknown token id" },
   user_not_found: { status: 404, meaning: "unknown user id or email" },
   session_not_found: { status: 404, meaning: "unknown or already ended session" },
+  login_failed: {
+    status: 403,
+    meaning: "a sign-in the server refused (`details.reason`: `state`, `nonce`, `issuer`, " +
+      "`audience`, `expired`, `email_domain`, `code`, `csrf`, …); 400 for a malformed one",
+  },
+  login_unavailable: {
+    status: 503,
+    meaning: "the identity provider does not answer, or the sign-in client secret is missing",
+  },
   admin_not_found: { status: 404, meaning: "removing a user who is not an admin" },
   conflict: {
     status: 409,

@@ -6,6 +6,7 @@
  * @module
  */
 import { createApp } from "../http/app.ts";
+import type { MailSettings } from "../http/deps.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { resolveSettings, type ServiceSettings } from "../settings.ts";
 import { Runtime } from "../runtime/runtime.ts";
@@ -23,6 +24,8 @@ export interface ServerOptions {
   settings?: Partial<ServiceSettings>;
   /** Public origin for URLs the service hands out (behind a proxy). */
   publicUrl?: string;
+  /** Where sign-in mail goes (SMTP or an outbox directory); absent: email sign-in answers 503. */
+  mail?: MailSettings;
   /**
    * Start the manifest workers now rather than on first use (`serve` does:
    * starting one costs its caller tens of milliseconds).
@@ -72,6 +75,7 @@ export function createServer(options: ServerOptions): FlagServer {
     settings,
     runtime,
     ...(options.publicUrl ? { publicUrl: options.publicUrl.replace(/\/+$/, "") } : {}),
+    ...(options.mail ? { mail: options.mail } : {}),
   });
   const retention = startRetention(options.kv, {
     policy: { days: settings.retentionDays, versions: settings.retentionVersions },

@@ -5,9 +5,13 @@
  *
  * @module
  */
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { bufferedWriter, createLogger, type Logger } from "../log.ts";
 import { CfgtoolError, UsageError } from "../errors.ts";
-import { DEFAULT_KV_PATH, openKv } from "../store/kv.ts";
+import { DEFAULT_KV_PATH, kvLocation, openKv } from "../store/kv.ts";
+import { DEFAULT_MAIL_FROM, smtpTarget } from "../auth/login/mailer.ts";
+import type { MailSettings } from "../http/deps.ts";
 import { openTokenKey } from "../auth/hmac_key.ts";
 import { DESCRIPTOR_RESERVE, resolveSettings, type ServiceSettings } from "../settings.ts";
 import { type ConnectionLimits, serveBounded } from "../net/bounded_server.ts";
@@ -20,6 +24,14 @@ export interface ServeOptions {
   kv?: string;
   /** Public origin for URLs the service hands out (behind a proxy). */
   publicUrl?: string;
+  /**
+   * SMTP server for sign-in mail (`smtp://…`, `smtps://…`); absent: each
+   * message is written as an `.eml` file to `<directory of the KV file>/outbox`
+   * (a temp directory for `:memory:` and KV Connect).
+   */
+  smtpUrl?: string;
+  /** From address of sign-in mail (default `cfgtool <no-reply@localhost>`). */
+  mailFrom?: string;
   /** HMAC key file (default: `token.key` beside the KV file, created when absent). */
   tokenKeyFile?: string;
   /** Listening address (default `127.0.0.1`). */
@@ -93,6 +105,7 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
   else if (loaded.path === null) {
     log("info", "using an in-process token HMAC key (tokens die with the process)");
   }
+  const mail = mailSettings(kvSpec, options, log);
   const limits = connectionLimits(settings, descriptors.soft);
   log("info", "file descriptor limit", {
     soft: descriptors.soft,
@@ -108,6 +121,7 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
     settings,
     startWorkers: true,
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+    mail,
   });
   const stop = new AbortController();
   const handler = options.worker === undefined
@@ -140,6 +154,28 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
   // this process's event streams stop counting toward the installation-wide limit at once
   await server.runtime.hub.registry.close();
   kv.close();
+}
+
+/**
+ * Where sign-in mail goes: the SMTP server, else the outbox directory beside
+ * the KV file (a temp directory when there is no KV file). Logged once; the
+ * SMTP URL only as host:port (it may carry a password).
+ */
+function mailSettings(kvSpec: string, options: ServeOptions, log: Logger): MailSettings {
+  const from = options.mailFrom ?? DEFAULT_MAIL_FROM;
+  if (options.smtpUrl) {
+    log("info", "sign-in mail goes to an SMTP server", { smtp: smtpTarget(options.smtpUrl) });
+    return { smtpUrl: options.smtpUrl, from };
+  }
+  const where = kvLocation(kvSpec);
+  // Made with the first message (mode 0700): a server that sends none leaves nothing behind.
+  const outboxDir = where.kind === "file"
+    ? resolve(where.dir, "outbox")
+    : join(tmpdir(), `cfgtool-outbox-${crypto.randomUUID()}`);
+  log("info", "no --smtp-url: sign-in mail is written as .eml files to the outbox", {
+    outbox: outboxDir,
+  });
+  return { outboxDir, from };
 }
 
 /** Pending connections the kernel may queue before accept (Deno's default is 511). */

@@ -104,7 +104,7 @@ export async function manifestTarget(
   deps: ServiceDeps,
   principal: Principal,
   ref: NamespaceRef,
-  action: "manifest.read" | "manifest.write",
+  action: "manifest.read" | "manifest.write" | "versions.read",
 ): Promise<Head> {
   const { tenant, namespace } = ref;
   await authorize(deps.kv, principal, action, { tenant, namespace });

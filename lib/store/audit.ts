@@ -98,6 +98,48 @@ export function tokenAuditEntry(
   } = {},
 ): AuditEntry {
   return {
+    ...eventAuditEntry(type, actor, now, {
+      ...extra,
+      tenant_slug: token.tenant_slug,
+      namespace_slug: token.namespace_slug,
+    }),
+    token_id: token.id,
+    token_prefix: token.prefix,
+    token_type: token.type,
+    environment_slug: token.environment_slug,
+  };
+}
+
+/**
+ * Builds the audit entry for an event about no token: a sign-in, a session,
+ * a tenant's login policy. Token fields are null.
+ *
+ * @param type event type (`login.succeeded`, `session.revoked`, …)
+ * @param actor who acted, in which request
+ * @param now event time
+ * @param extra tenant, namespace, result (default `success`) and details
+ * @returns a new entry with a fresh ULID
+ *
+ * @example
+ * ```ts
+ * import { eventAuditEntry } from "./audit.ts";
+ * const e = eventAuditEntry("login.failed", { id: "anonymous", principal_type: "user", request_id: "r1" },
+ *   new Date(), { tenant_slug: "acme", result: "failure", details: { reason: "state" } });
+ * if (e.token_id !== null || e.tenant_slug !== "acme" || e.result !== "failure") throw new Error();
+ * ```
+ */
+export function eventAuditEntry(
+  type: string,
+  actor: AuditActor,
+  now: Date,
+  extra: {
+    tenant_slug?: string | null;
+    namespace_slug?: string | null;
+    result?: "success" | "failure";
+    details?: Record<string, unknown>;
+  } = {},
+): AuditEntry {
+  return {
     id: ulid(now.getTime()),
     type,
     timestamp: now.toISOString(),
@@ -105,14 +147,35 @@ export function tokenAuditEntry(
     result: extra.result ?? "success",
     principal_type: actor.principal_type,
     actor_id: actor.id,
-    token_id: token.id,
-    token_prefix: token.prefix,
-    token_type: token.type,
-    tenant_slug: token.tenant_slug,
-    namespace_slug: token.namespace_slug,
-    environment_slug: token.environment_slug,
+    token_id: null,
+    token_prefix: null,
+    token_type: null,
+    tenant_slug: extra.tenant_slug ?? null,
+    namespace_slug: extra.namespace_slug ?? null,
+    environment_slug: null,
     details: extra.details ?? {},
   };
+}
+
+/**
+ * Stores one audit entry on its own (events that change nothing else,
+ * such as a refused sign-in).
+ *
+ * @param kv the store
+ * @param entry the entry
+ * @returns nothing
+ *
+ * @example
+ * ```ts
+ * import { eventAuditEntry, listAudit, writeAudit } from "./audit.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await writeAudit(kv, eventAuditEntry("login.failed", { id: "anonymous", principal_type: "user", request_id: null }, new Date(), { tenant_slug: "acme" }));
+ * if ((await listAudit(kv, { tenant: "acme" })).items.length !== 1) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function writeAudit(kv: Deno.Kv, entry: AuditEntry): Promise<void> {
+  await addAudit(kv.atomic(), entry).commit();
 }
 
 /**

@@ -27,6 +27,10 @@
  * | `["user_by_email", email]` | user id |
  * | `["session", id]` | human session record (`ssn_<ulid>`), expires with the session |
  * | `["session_by_digest", hmac]` | session id |
+ * | `["session_by_user", user_id, id]` | session id; expires with the session |
+ * | `["login_policy", t]` | the tenant's login policy record (`lib/store/login_policies.ts`) |
+ * | `["one_time", kind, digest]` | a single-use record of a sign-in in progress (OIDC state, email code, CLI grant), expires (`lib/store/one_time.ts`) |
+ * | `["login_rate", scope, id, window]` | the number of attempts in a fixed window (`lib/store/login_rate.ts`), expires |
  * | `["bootstrap_count"]` | `Deno.KvU64`, numbers `bootstrap-<n>` token names |
  * | `["token_key_check"]` | HMAC of a fixed string under the token key: detects a lost or changed key file |
  * | `["lease_holder", holder]` | `{until}`: a server process is alive until then; renewed by heartbeat (`lib/store/leases.ts`) |
@@ -227,6 +231,27 @@ export const sessionByDigestKey = (digest: string): Deno.KvKey => [
 ];
 /** Prefix of every session digest index entry. */
 export const sessionByDigestPrefix = (): Deno.KvKey => ["session_by_digest"];
+/** Index: user → session id. */
+export const sessionByUserKey = (user: string, id: string): Deno.KvKey => [
+  "session_by_user",
+  user,
+  id,
+];
+/** Prefix of a user's session index entries. */
+export const sessionByUserPrefix = (user: string): Deno.KvKey => ["session_by_user", user];
+/** Prefix of every user's session index entries. */
+export const allSessionsByUserPrefix = (): Deno.KvKey => ["session_by_user"];
+/** A tenant's login policy. */
+export const loginPolicyKey = (t: string): Deno.KvKey => ["login_policy", t];
+/** A single-use record of a sign-in in progress, by kind and digest. */
+export const oneTimeKey = (kind: string, digest: string): Deno.KvKey => ["one_time", kind, digest];
+/** Attempt counter of a sign-in rate limit in one fixed window. */
+export const loginRateKey = (scope: string, id: string, window: number): Deno.KvKey => [
+  "login_rate",
+  scope,
+  id,
+  window,
+];
 /** Counter numbering default bootstrap token names. */
 export const bootstrapCountKey = (): Deno.KvKey => ["bootstrap_count"];
 /** Retention record of a namespace: the oldest version kept (lib/store/retention.ts). */

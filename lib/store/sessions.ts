@@ -9,12 +9,21 @@
  */
 import { bumpCredentialEpoch } from "./credential_epoch.ts";
 import {
+  allSessionsByUserPrefix,
   sessionByDigestKey,
   sessionByDigestPrefix,
+  sessionByUserKey,
+  sessionByUserPrefix,
   sessionKey,
   sessionPrefix,
   userKey,
 } from "./keys.ts";
+
+/** How a session was made: a sign-in method, or `admin` (`cfgtool admin session create`). */
+export type SessionLoginMethod = "oidc" | "email" | "saml" | "admin";
+
+/** Who holds a session: a browser (cookie), the CLI (bearer), or a host-made one. */
+export type SessionClient = "browser" | "cli" | "admin";
 
 /** A stored human session. */
 export interface SessionRecord {
@@ -26,7 +35,60 @@ export interface SessionRecord {
   /** HMAC of the session token. */
   digest: string;
   created_at: string;
+  /** Absolute end. */
   expires_at: string;
+  /** Tenants the sign-in admitted the user to ([] for sessions made on the server host). */
+  tenants: string[];
+  /** How the user signed in. */
+  login_method: SessionLoginMethod;
+  /** Login assurance: the IdP's `amr`/`acr` values, or `email-link` / `email-code`. */
+  assurance: string[];
+  /** IdP groups at sign-in (matched against the policy's `admin_groups` per request). */
+  groups: string[];
+  /** Who holds it. */
+  client: SessionClient;
+  /** Last authenticated request (written at most once a minute). */
+  last_seen_at: string;
+  /** The session ends after this long without a request, ms; null: no idle limit. */
+  idle_timeout_ms: number | null;
+  /** HMAC of the client IP at sign-in (raw IPs are never stored), or null. */
+  ip_hash: string | null;
+}
+
+/**
+ * A session record as stored by any version: records written before
+ * sign-in existed lack the sign-in fields and read as host-made sessions.
+ *
+ * @param raw the stored value
+ * @returns the record with every field
+ *
+ * @example
+ * ```ts
+ * import { normalizeSession } from "./sessions.ts";
+ * const s = normalizeSession({
+ *   id: "ssn_1", user_id: "usr_1", prefix: "ses_abc", digest: "d",
+ *   created_at: "2030-01-01T00:00:00.000Z", expires_at: "2030-01-02T00:00:00.000Z",
+ * });
+ * if (s.login_method !== "admin" || s.tenants.length !== 0) throw new Error();
+ * ```
+ */
+export function normalizeSession(
+  raw: Partial<SessionRecord> & Pick<SessionRecord, "id" | "user_id" | "created_at">,
+): SessionRecord {
+  return {
+    prefix: "",
+    digest: "",
+    expires_at: raw.created_at,
+    tenants: [],
+    login_method: "admin",
+    assurance: [],
+    groups: [],
+    client: "admin",
+    last_seen_at: raw.created_at,
+    idle_timeout_ms: null,
+    ip_hash: null,
+    ...raw,
+  };
 }
 
 /**
@@ -48,14 +110,14 @@ export type InsertSessionResult = "created" | "no_user" | "conflict";
  *
  * @example
  * ```ts
- * import { findSessionByDigest, insertSession, type SessionRecord } from "./sessions.ts";
+ * import { findSessionByDigest, insertSession, normalizeSession } from "./sessions.ts";
  * import { createUser } from "./users.ts";
  * const kv = await Deno.openKv(":memory:");
  * const user = await createUser(kv, { email: "a@b.c" });
- * const s: SessionRecord = {
+ * const s = normalizeSession({
  *   id: "ssn_1", user_id: user.id, prefix: "ses_abc", digest: "d1",
  *   created_at: "2030-01-01T00:00:00.000Z", expires_at: "2030-01-02T00:00:00.000Z",
- * };
+ * });
  * if (await insertSession(kv, s, 60_000) !== "created") throw new Error();
  * if ((await findSessionByDigest(kv, "d1"))?.id !== "ssn_1") throw new Error();
  * if (await insertSession(kv, { ...s, user_id: "usr_gone" }, 60_000) !== "no_user") throw new Error();
@@ -73,6 +135,7 @@ export async function insertSession(
     .check(userEntry)
     .set(sessionKey(session.id), session, { expireIn })
     .set(sessionByDigestKey(session.digest), session.id, { expireIn })
+    .set(sessionByUserKey(session.user_id, session.id), session.id, { expireIn })
     .commit();
   return res.ok ? "created" : "conflict";
 }
@@ -99,7 +162,91 @@ export async function findSessionByDigest(
 ): Promise<SessionRecord | null> {
   const idx = await kv.get<string>(sessionByDigestKey(digest));
   if (idx.value === null) return null;
-  return (await kv.get<SessionRecord>(sessionKey(idx.value))).value;
+  const s = (await kv.get<SessionRecord>(sessionKey(idx.value))).value;
+  return s === null ? null : normalizeSession(s);
+}
+
+/**
+ * Records that a session was used: sets `last_seen_at` unless the record
+ * changed since it was read (a revocation wins; a lost race only loses
+ * bookkeeping). Nothing else changes, so no credential epoch moves.
+ *
+ * @param kv the store
+ * @param session the record as read
+ * @param at the time of use
+ * @returns whether it was written
+ *
+ * @example
+ * ```ts
+ * import { findSessionByDigest, insertSession, touchSession, normalizeSession } from "./sessions.ts";
+ * import { createUser } from "./users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const user = await createUser(kv, { email: "a@b.c" });
+ * const s = normalizeSession({ id: "ssn_1", user_id: user.id, prefix: "ses_abc", digest: "d1",
+ *   created_at: "2030-01-01T00:00:00.000Z", expires_at: "2030-01-02T00:00:00.000Z" });
+ * await insertSession(kv, s, 60_000);
+ * await touchSession(kv, s, new Date("2030-01-01T01:00:00.000Z"));
+ * if ((await findSessionByDigest(kv, "d1"))?.last_seen_at !== "2030-01-01T01:00:00.000Z") throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function touchSession(
+  kv: Deno.Kv,
+  session: SessionRecord,
+  at: Date,
+): Promise<boolean> {
+  const entry = await kv.get<SessionRecord>(sessionKey(session.id));
+  if (entry.value === null) return false;
+  const expireIn = Math.max(Date.parse(entry.value.expires_at) - at.getTime(), 0) + 60_000;
+  const res = await kv.atomic().check(entry)
+    .set(sessionKey(session.id), { ...entry.value, last_seen_at: at.toISOString() }, { expireIn })
+    .commit();
+  return res.ok;
+}
+
+/**
+ * Reads a session record by id (null when there is none).
+ *
+ * @param kv the store
+ * @param id the session id
+ * @returns the record, or null
+ *
+ * @example
+ * ```ts
+ * import { findSessionRecord } from "./sessions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if (await findSessionRecord(kv, "ssn_x") !== null) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function findSessionRecord(kv: Deno.Kv, id: string): Promise<SessionRecord | null> {
+  const s = (await kv.get<SessionRecord>(sessionKey(id))).value;
+  return s === null ? null : normalizeSession(s);
+}
+
+/**
+ * The session records of one user, in creation order (expired ones the KV
+ * has not dropped yet included).
+ *
+ * @param kv the store
+ * @param userId the user id
+ * @returns the records
+ *
+ * @example
+ * ```ts
+ * import { sessionsOfUser } from "./sessions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if ((await sessionsOfUser(kv, "usr_1")).length !== 0) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function sessionsOfUser(kv: Deno.Kv, userId: string): Promise<SessionRecord[]> {
+  const out: SessionRecord[] = [];
+  for await (const e of kv.list<string>({ prefix: sessionByUserPrefix(userId) })) {
+    const s = (await kv.get<SessionRecord>(sessionKey(e.value))).value;
+    if (s !== null) out.push(normalizeSession(s));
+  }
+  return out;
 }
 
 /**
@@ -111,14 +258,14 @@ export async function findSessionByDigest(
  *
  * @example
  * ```ts
- * import { deleteSessionRecord, insertSession } from "./sessions.ts";
+ * import { deleteSessionRecord, insertSession, normalizeSession } from "./sessions.ts";
  * import { createUser } from "./users.ts";
  * const kv = await Deno.openKv(":memory:");
  * const user = await createUser(kv, { email: "a@b.c" });
- * await insertSession(kv, {
+ * await insertSession(kv, normalizeSession({
  *   id: "ssn_1", user_id: user.id, prefix: "ses_abc", digest: "d1",
  *   created_at: "2030-01-01T00:00:00.000Z", expires_at: "2030-01-02T00:00:00.000Z",
- * }, 60_000);
+ * }), 60_000);
  * if ((await deleteSessionRecord(kv, "ssn_1"))?.digest !== "d1") throw new Error();
  * if (await deleteSessionRecord(kv, "ssn_1") !== null) throw new Error("deleted twice");
  * kv.close();
@@ -131,9 +278,10 @@ export async function deleteSessionRecord(
   const s = await kv.get<SessionRecord>(sessionKey(id));
   if (s.value === null) return null;
   await bumpCredentialEpoch(
-    kv.atomic().delete(sessionKey(id)).delete(sessionByDigestKey(s.value.digest)),
+    kv.atomic().delete(sessionKey(id)).delete(sessionByDigestKey(s.value.digest))
+      .delete(sessionByUserKey(s.value.user_id, id)),
   ).commit();
-  return s.value;
+  return normalizeSession(s.value);
 }
 
 /**
@@ -153,7 +301,9 @@ export async function deleteSessionRecord(
  */
 export async function listSessionRecords(kv: Deno.Kv): Promise<SessionRecord[]> {
   const out: SessionRecord[] = [];
-  for await (const e of kv.list<SessionRecord>({ prefix: sessionPrefix() })) out.push(e.value);
+  for await (const e of kv.list<SessionRecord>({ prefix: sessionPrefix() })) {
+    out.push(normalizeSession(e.value));
+  }
   return out;
 }
 
@@ -166,14 +316,14 @@ export async function listSessionRecords(kv: Deno.Kv): Promise<SessionRecord[]> 
  *
  * @example
  * ```ts
- * import { deleteAllSessions, insertSession, listSessionRecords } from "./sessions.ts";
+ * import { deleteAllSessions, insertSession, listSessionRecords, normalizeSession } from "./sessions.ts";
  * import { createUser } from "./users.ts";
  * const kv = await Deno.openKv(":memory:");
  * const user = await createUser(kv, { email: "a@b.c" });
- * await insertSession(kv, {
+ * await insertSession(kv, normalizeSession({
  *   id: "ssn_1", user_id: user.id, prefix: "ses_abc", digest: "d1",
  *   created_at: "2030-01-01T00:00:00.000Z", expires_at: "2030-01-02T00:00:00.000Z",
- * }, 60_000);
+ * }), 60_000);
  * if (await deleteAllSessions(kv) !== 1) throw new Error();
  * if ((await listSessionRecords(kv)).length !== 0) throw new Error();
  * kv.close();
@@ -181,7 +331,7 @@ export async function listSessionRecords(kv: Deno.Kv): Promise<SessionRecord[]> 
  */
 export async function deleteAllSessions(kv: Deno.Kv): Promise<number> {
   let sessions = 0;
-  for (const prefix of [sessionPrefix(), sessionByDigestPrefix()]) {
+  for (const prefix of [sessionPrefix(), sessionByDigestPrefix(), allSessionsByUserPrefix()]) {
     for await (const e of kv.list({ prefix })) {
       await kv.delete(e.key);
       if (prefix[0] === "session") sessions++;

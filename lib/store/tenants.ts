@@ -15,6 +15,7 @@ import {
   tenantKey,
   tenantPrefix,
 } from "./keys.ts";
+import { deleteLoginPolicy } from "./login_policies.ts";
 import { checkLength, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
 import { addMember, listMembers, type Membership, removeMember } from "./membership.ts";
 import { deleteNamespace, listNamespaces } from "./namespaces.ts";
@@ -214,6 +215,7 @@ export async function deleteTenant(
   for (const m of await listTenantAdmins(kv, slug)) {
     await removeTenantAdmin(kv, slug, m.user_id);
   }
+  await deleteLoginPolicy(kv, slug);
   return { revoked };
 }
 

@@ -9,7 +9,14 @@
  */
 import { bumpCredentialEpoch } from "./credential_epoch.ts";
 import { ConflictError, InvalidRequestError, NotFoundError } from "../errors.ts";
-import { sessionByDigestKey, sessionPrefix, userByEmailKey, userKey, userPrefix } from "./keys.ts";
+import {
+  sessionByDigestKey,
+  sessionByUserKey,
+  sessionPrefix,
+  userByEmailKey,
+  userKey,
+  userPrefix,
+} from "./keys.ts";
 import { membershipKeys, membershipsOfUser, type UserMembership } from "./membership.ts";
 import { checkLength, MAX_EMAIL_LENGTH } from "./limits.ts";
 import { ulid } from "./ulid.ts";
@@ -247,7 +254,7 @@ async function recordsOf(
   ) {
     if (e.value.user_id !== userId) continue;
     sessions.push(e.value.id);
-    keys.push(e.key, sessionByDigestKey(e.value.digest));
+    keys.push(e.key, sessionByDigestKey(e.value.digest), sessionByUserKey(userId, e.value.id));
   }
   return { memberships, sessions, keys };
 }

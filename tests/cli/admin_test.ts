@@ -68,13 +68,22 @@ Deno.test("cfgtool admin user and session management on a real installation", as
       );
       assertEquals(json.length, 2);
       for (const s of json) {
+        // the sign-in fields of a session made on the host; never a digest, secret or IP hash
         assertEquals(Object.keys(s).sort(), [
+          "assurance",
+          "client",
           "created_at",
           "expires_at",
+          "groups",
           "id",
+          "idle_timeout_ms",
+          "last_seen_at",
+          "login_method",
           "prefix",
+          "tenants",
           "user_id",
         ]);
+        assertEquals([s.login_method, s.client], ["admin", "admin"]);
         assertEquals(s.user_id, ana.id);
       }
       anaSessionIds = json.map((s: { id: string }) => s.id);

@@ -65,7 +65,7 @@ async function run(scope: Scope, args: string[], answer: unknown): Promise<Run> 
 Deno.test("a namespace's shared subcommands take what a tenant's take, plus --tenant", () => {
   const tenant = group("tenant");
   const ns = group("namespace");
-  const remote = ["--server", "--token"];
+  const remote = ["--server", "--token", "--profile"];
   assertEquals(optionsOf(tenant, ["create"]), [...remote, "--description", "--json"]);
   assertEquals(optionsOf(ns, ["create"]), [...remote, "--tenant", "--description", "--json"]);
   assertEquals(optionsOf(tenant, ["show"]), [...remote, "--json"]);
@@ -79,12 +79,14 @@ Deno.test("a tenant's admins are named by --tenant, a namespace's by --tenant an
     assertEquals(optionsOf(group("tenant"), ["admin", verb]), [
       "--server",
       "--token",
+      "--profile",
       "--tenant",
       "--json",
     ]);
     assertEquals(optionsOf(group("namespace"), ["admin", verb]), [
       "--server",
       "--token",
+      "--profile",
       "--tenant",
       "--namespace",
       "--json",

