@@ -8,6 +8,8 @@ import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
 import { startInstallation } from "../e2e/installation.ts";
 import { startOidcProvider } from "../e2e/oidc_provider.ts";
 import { chromiumPath, launchChromium } from "./chromium.ts";
+import { parseMail, signInSecrets } from "../e2e/smtp_capture.ts";
+import axe from "npm:axe-core@^4.14.1";
 
 const path = chromiumPath();
 const SECRET = "browser-test-client-secret";
@@ -79,3 +81,95 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "every sign-in page passes axe-core with no serious or critical violation, at 390 and 1280 px",
+  ignore: path === null,
+  async fn() {
+    const inst = await startInstallation();
+    try {
+      assertEquals(
+        (await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status,
+        201,
+      );
+      const policy = await inst.api("PUT", "/api/v1/tenants/acme/login", inst.admin, {
+        method: "email",
+        domains: ["acme.test"],
+      });
+      assertEquals(policy.status, 200);
+      await using browser = await launchChromium(path!);
+      for (const width of [390, 1280]) {
+        // axe is injected as a script, which the pages' CSP would refuse: bypass it for the audit.
+        const context = await browser.newContext({
+          bypassCSP: true,
+          viewport: { width, height: 900 },
+        });
+        const page = await context.newPage();
+        const audit = async (what: string) => {
+          await page.addScriptTag({ content: axe.source });
+          const result = await page.evaluate(() =>
+            (globalThis as unknown as { axe: { run(): Promise<AxeResult> } }).axe.run()
+          );
+          const bad = result.violations.filter((v) =>
+            v.impact === "serious" || v.impact === "critical"
+          );
+          assertEquals(bad.map((v) => `${v.id}: ${v.help}`), [], `${what} at ${width} px`);
+          // runs in the page: `document` is the page's
+          const overflow = await page.evaluate(
+            "document.documentElement.scrollWidth > " +
+              "document.documentElement.clientWidth",
+          );
+          assertEquals(overflow, false, `${what} scrolls sideways at ${width} px`);
+        };
+        await page.goto(`${inst.url}/auth/login`);
+        await audit("the tenant page");
+        await page.getByLabel("Tenant").fill("acme");
+        await page.getByRole("button", { name: "Continue" }).click();
+        await page.waitForURL(/tenant=acme/);
+        await audit("the email form");
+        const outbox = `${inst.dir}/outbox`;
+        const before = mailFiles(outbox);
+        await page.getByLabel(/email/i).fill(`ana${width}@acme.test`);
+        await page.getByRole("button").first().click();
+        await page.waitForURL(/\/auth\/email\/start/);
+        await audit("the check-your-mail page");
+        const link = await mailedLink(outbox, before);
+        await page.goto(link.href);
+        await audit("the link's confirm page");
+        await page.getByRole("button").first().click();
+        await page.waitForURL(`${inst.url}/auth/signed-in`);
+        await audit("the signed-in page");
+        await context.close();
+      }
+    } finally {
+      await inst.close();
+    }
+  },
+});
+
+/** What axe.run() answers, as far as these tests read it. */
+interface AxeResult {
+  violations: { id: string; impact: string | null; help: string }[];
+}
+
+function mailFiles(outbox: string): Set<string> {
+  try {
+    return new Set([...Deno.readDirSync(outbox)].map((e) => e.name));
+  } catch {
+    return new Set();
+  }
+}
+
+/** The sign-in link of the first message not in `before`. */
+async function mailedLink(outbox: string, before: Set<string>): Promise<URL> {
+  const end = Date.now() + 15_000;
+  while (Date.now() < end) {
+    const fresh = [...mailFiles(outbox)].find((n) => n.endsWith(".eml") && !before.has(n));
+    if (fresh !== undefined) {
+      return signInSecrets((await parseMail(await Deno.readFile(`${outbox}/${fresh}`))).text).link;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("no sign-in mail in the outbox");
+}
