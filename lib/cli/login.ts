@@ -41,7 +41,12 @@ const LOGIN_HELP = "\nHow it works:\n" +
   "  browser hands cfgtool a one-time code (PKCE-protected) on the loopback address.\n" +
   "  With --no-browser (SSH sessions, containers): cfgtool prints a URL and a code\n" +
   "  such as BCDF-GHJK; open the URL on any device, sign in, check the code and\n" +
-  "  confirm. cfgtool waits until you confirm or deny, or the code expires (10 min).\n" +
+  "  confirm. cfgtool waits until you confirm or deny, or the code expires (10 min);\n" +
+  "  in the browser mode it waits 5 minutes.\n" +
+  "  The tenant must have a sign-in method (cfgtool tenant login set). The CLI session\n" +
+  "  ends no later than the browser sign-in it came from. The server URL must be\n" +
+  "  https:// unless it is this machine (127.0.0.1, localhost). Signing in again to\n" +
+  "  the same server replaces the profile and ends its old session.\n" +
   FILE_HELP +
   "\nExamples:\n" +
   "  cfgtool login --server https://flags.example.com --tenant acme\n" +

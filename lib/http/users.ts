@@ -10,7 +10,7 @@
  * @module
  */
 import { Hono } from "hono";
-import { authorize } from "../auth/permissions.ts";
+import { authorize, can } from "../auth/permissions.ts";
 import type { Principal } from "../auth/principal.ts";
 import { ForbiddenError } from "../errors.ts";
 import { tenantMemberIds } from "../store/membership.ts";
@@ -90,9 +90,11 @@ async function visibleTenants(
     await authorize(kv, p, "user.list", { tenant: own });
     return [own];
   }
-  // A sign-in counts in its own tenants only (lib/auth/permissions.ts).
-  const own = (await tenantsAdministeredBy(kv, p.user_id))
-    .filter((t) => p.tenants.length === 0 || p.tenants.includes(t));
+  // A sign-in counts in its own tenants only, where the admin list or the
+  // policy's admin_groups may make it an admin (lib/auth/permissions.ts).
+  const own: string[] = [];
+  if (p.tenants.length === 0) own.push(...await tenantsAdministeredBy(kv, p.user_id));
+  for (const t of p.tenants) if (await can(kv, p, "user.list", { tenant: t })) own.push(t);
   if (own.length === 0) {
     throw new ForbiddenError("Only a superadmin or a tenant admin can list users");
   }

@@ -307,3 +307,24 @@ signInTest(
     assertEquals(emails, ["ana@acme.test"], "other's members stay hidden from a sign-in to acme");
   },
 );
+
+signInTest(
+  "an admin through the policy's admin_groups lists the tenant's users without naming it",
+  async (w) => {
+    await w.json("PUT", "/api/v1/tenants/acme/login", {
+      bearer: w.admin,
+      body: {
+        method: "oidc",
+        issuer: "https://idp.acme.test",
+        client_id: "cfgtool",
+        client_secret_ref: "env:ACME_SECRET",
+        admin_groups: ["flag-admins"],
+      },
+    });
+    const bo = await w.person("bo@acme.test", "acme", ["flag-admins"]);
+    const list = await w.json("GET", "/api/v1/users", { bearer: bo.secret });
+    assertEquals(list.status, 200, JSON.stringify(list.body));
+    const member = await w.person("cy@acme.test", "acme");
+    assertEquals((await w.call("GET", "/api/v1/users", { bearer: member.secret })).status, 403);
+  },
+);
