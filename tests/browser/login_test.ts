@@ -6,42 +6,21 @@
  */
 import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
 import { startInstallation } from "../e2e/installation.ts";
-import { startOidcProvider } from "../e2e/oidc_provider.ts";
+import { oidcTenant } from "../e2e/oidc_tenant.ts";
 import { chromiumPath, launchChromium } from "./chromium.ts";
 import { parseMail, signInSecrets } from "../e2e/smtp_capture.ts";
 import axe from "npm:axe-core@^4.14.1";
 
 const path = chromiumPath();
-const SECRET = "browser-test-client-secret";
-
 Deno.test({
   name: "a person signs in through the OIDC provider in Chromium, reads /api/v1/me, and signs out",
   ignore: path === null,
   async fn() {
     const inst = await startInstallation();
     try {
-      const secretFile = `${inst.dir}/oidc-secret`;
-      await Deno.writeTextFile(secretFile, SECRET);
-      assertEquals(
-        (await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status,
-        201,
-      );
-      await using op = await startOidcProvider({
-        clients: [{
-          client_id: "cfgtool",
-          client_secret: SECRET,
-          redirect_uris: [`${inst.url}/auth/oidc/callback`],
-        }],
-        users: [{ sub: "ada", email: "ada@acme.com", groups: ["eng"], password: "ada-pw" }],
-      });
-      const policy = await inst.api("PUT", "/api/v1/tenants/acme/login", inst.admin, {
-        method: "oidc",
-        issuer: op.issuer,
-        client_id: "cfgtool",
-        client_secret_ref: `file:${secretFile}`,
-        allowed_email_domains: ["acme.com"],
-      });
-      assertEquals(policy.status, 200, JSON.stringify(policy.body));
+      await using op = await oidcTenant(inst, [
+        { sub: "ada", email: "ada@acme.com", groups: ["eng"], password: "ada-pw" },
+      ]);
 
       await using browser = await launchChromium(path!);
       const page = await browser.newPage();

@@ -7,38 +7,16 @@
  */
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../assert.ts";
 import { runCli, startInstallation } from "./installation.ts";
-import { startOidcProvider } from "./oidc_provider.ts";
+import { oidcTenant } from "./oidc_tenant.ts";
 import { parseForms, signInAtProvider, WebClient } from "./web_client.ts";
 import { spawnCli } from "./cli_live.ts";
-
-const SECRET = "cli-login-oidc-secret";
 
 Deno.test("cfgtool login --no-browser with an OIDC tenant: provider sign-in, code confirmed, whoami", async () => {
   const inst = await startInstallation();
   try {
-    const secretFile = `${inst.dir}/oidc-secret`;
-    await Deno.writeTextFile(secretFile, SECRET);
-    assertEquals(
-      (await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status,
-      201,
-    );
-    await using op = await startOidcProvider({
-      clients: [{
-        client_id: "cfgtool",
-        client_secret: SECRET,
-        redirect_uris: [`${inst.url}/auth/oidc/callback`],
-      }],
-      users: [{ sub: "ada", email: "ada@acme.com", groups: ["ops"], password: "ada-pw" }],
-    });
-    const policy = await inst.api("PUT", "/api/v1/tenants/acme/login", inst.admin, {
-      method: "oidc",
-      issuer: op.issuer,
-      client_id: "cfgtool",
-      client_secret_ref: `file:${secretFile}`,
-      allowed_email_domains: ["acme.com"],
-      admin_groups: ["ops"],
-    });
-    assertEquals(policy.status, 200, JSON.stringify(policy.body));
+    await using op = await oidcTenant(inst, [
+      { sub: "ada", email: "ada@acme.com", groups: ["ops"], password: "ada-pw" },
+    ], ["ops"]);
     const env = {
       XDG_CONFIG_HOME: `${inst.dir}/config`,
       CFGTOOL_TOKEN: "",

@@ -124,6 +124,23 @@ async function loginAudit(site: Site, type: "login.failed" | "login.succeeded") 
 }
 
 /**
+ * Signs `person` in at the provider of the tenant's policy and checks that
+ * cfgtool refuses the callback as `expect` says.
+ */
+async function refusePerson(
+  site: Site,
+  person: { email: string; password: string },
+  expect: { status: 400 | 403; reason: string; says: string },
+): Promise<void> {
+  const web = browser();
+  const back = await signInAtProvider(web, await beginSignIn(site, web), {
+    login: person.email,
+    password: person.password,
+  });
+  await assertRefused(site, web, await web.request(back), expect);
+}
+
+/**
  * Signs in at the tenant's provider through the proxy, has the proxy hand
  * cfgtool `forged(nonce)` in place of the real ID token, and checks the
  * refusal.
@@ -385,13 +402,7 @@ Deno.test("OIDC refuses an expired ID token (the provider's clock is two hours b
       clockOffsetMs: -2 * 3600_000,
     });
     await setPolicy(site, op.issuer);
-    const web = browser();
-    const back = await signInAtProvider(web, await beginSignIn(site, web), {
-      login: ADA.email,
-      password: ADA.password,
-    });
-    const res = await web.request(back);
-    await assertRefused(site, web, res, { status: 403, reason: "expired", says: "has expired" });
+    await refusePerson(site, ADA, { status: 403, reason: "expired", says: "has expired" });
   });
 });
 
@@ -399,13 +410,7 @@ Deno.test("OIDC refuses a verified email outside the tenant's allowed domains", 
   await withSite(async (site) => {
     await using op = await startOidcProvider({ clients: [site.client], users: USERS });
     await setPolicy(site, op.issuer);
-    const web = browser();
-    const back = await signInAtProvider(web, await beginSignIn(site, web), {
-      login: EVE.email,
-      password: EVE.password,
-    });
-    const res = await web.request(back);
-    await assertRefused(site, web, res, {
+    await refusePerson(site, EVE, {
       status: 403,
       reason: "email_domain",
       says: "does not admit eve@other.example",
@@ -419,13 +424,7 @@ Deno.test("OIDC refuses an email the provider has not verified", async () => {
   await withSite(async (site) => {
     await using op = await startOidcProvider({ clients: [site.client], users: USERS });
     await setPolicy(site, op.issuer);
-    const web = browser();
-    const back = await signInAtProvider(web, await beginSignIn(site, web), {
-      login: UNA.email,
-      password: UNA.password,
-    });
-    const res = await web.request(back);
-    await assertRefused(site, web, res, {
+    await refusePerson(site, UNA, {
       status: 403,
       reason: "email_unverified",
       says: "has not verified the email address una@acme.com",
