@@ -7,7 +7,7 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { listAudit } from "../../lib/store/audit.ts";
-import { ORIGIN, signInTest } from "./auth/world.ts";
+import { OIDC_POLICY, ORIGIN, signInTest } from "./auth/world.ts";
 
 /** The JSON of a `/me` answer, read loosely. */
 // deno-lint-ignore no-explicit-any
@@ -65,13 +65,7 @@ signInTest(
   async (w) => {
     await w.json("PUT", "/api/v1/tenants/acme/login", {
       bearer: w.admin,
-      body: {
-        method: "oidc",
-        issuer: "https://idp.acme.test",
-        client_id: "cfgtool",
-        client_secret_ref: "env:ACME_SECRET",
-        admin_groups: ["flag-admins"],
-      },
+      body: { ...OIDC_POLICY, admin_groups: ["flag-admins"] },
     });
     const bo = await w.person("bo@acme.test", "acme", ["flag-admins"]);
     const create = () =>
@@ -82,12 +76,7 @@ signInTest(
     assertEquals((await create()).status, 201);
     await w.json("PUT", "/api/v1/tenants/acme/login", {
       bearer: w.admin,
-      body: {
-        method: "oidc",
-        issuer: "https://idp.acme.test",
-        client_id: "cfgtool",
-        client_secret_ref: "env:ACME_SECRET",
-      },
+      body: OIDC_POLICY,
     });
     assertEquals(
       (await create()).status,
@@ -313,13 +302,7 @@ signInTest(
   async (w) => {
     await w.json("PUT", "/api/v1/tenants/acme/login", {
       bearer: w.admin,
-      body: {
-        method: "oidc",
-        issuer: "https://idp.acme.test",
-        client_id: "cfgtool",
-        client_secret_ref: "env:ACME_SECRET",
-        admin_groups: ["flag-admins"],
-      },
+      body: { ...OIDC_POLICY, admin_groups: ["flag-admins"] },
     });
     const bo = await w.person("bo@acme.test", "acme", ["flag-admins"]);
     const list = await w.json("GET", "/api/v1/users", { bearer: bo.secret });

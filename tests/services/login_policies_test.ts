@@ -5,7 +5,7 @@
  */
 import { assertEquals } from "../assert.ts";
 import { listAudit } from "../../lib/store/audit.ts";
-import { signInTest } from "../http/auth/world.ts";
+import { OIDC_POLICY, signInTest } from "../http/auth/world.ts";
 
 const POLICY = { method: "email", domains: ["acme.test"] };
 
@@ -87,12 +87,7 @@ signInTest("deleting a tenant removes its login policy", async (w) => {
   );
 });
 
-const OIDC = {
-  method: "oidc",
-  issuer: "https://idp.acme.test",
-  client_id: "cfgtool",
-  client_secret_ref: "env:ACME_SECRET",
-};
+const OIDC = OIDC_POLICY;
 
 signInTest("only a superadmin points an OIDC policy at an issuer and a secret", async (w) => {
   const tenantToken = (await w.json("POST", "/api/v1/tokens", {

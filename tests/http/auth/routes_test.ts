@@ -5,7 +5,7 @@
  */
 import { assert, assertEquals, assertStringIncludes } from "../../assert.ts";
 import { safeNext } from "../../../lib/http/auth/browser_session.ts";
-import { ORIGIN, signInTest } from "./world.ts";
+import { OIDC_POLICY, ORIGIN, signInTest } from "./world.ts";
 
 Deno.test("next accepts same-origin paths only", () => {
   assertEquals(safeNext("/ui/acme/web?env=prod#flags"), "/ui/acme/web?env=prod#flags");
@@ -100,13 +100,6 @@ signInTest("a sign-in form body over 64 KiB is refused before it is read", async
   });
   assertEquals(res.status, 413);
 });
-
-const OIDC_POLICY = {
-  method: "oidc",
-  issuer: "https://idp.acme.test",
-  client_id: "cfgtool",
-  client_secret_ref: "env:ACME_SECRET",
-};
 
 signInTest(
   "sign-in refuses to build its URLs from a Host that is not loopback nor the public URL",

@@ -21,6 +21,17 @@ import { createTenant } from "../../../lib/store/tenants.ts";
 /** Origin the in-process requests are addressed to. */
 export const ORIGIN = "http://127.0.0.1:8080";
 
+/**
+ * An OIDC policy for tenants of these tests: its issuer is never reached
+ * (tests that need a real provider are under tests/e2e/).
+ */
+export const OIDC_POLICY = {
+  method: "oidc",
+  issuer: "https://idp.acme.test",
+  client_id: "cfgtool",
+  client_secret_ref: "env:ACME_SECRET",
+} as const;
+
 /** A person with a session. */
 export interface Person {
   user_id: string;
