@@ -25,6 +25,11 @@
  * | `audit.read` | superadmin; tenant admin (human or token) for its tenant; an admitted person |
  * | `user.list` | superadmin; tenant admin (human or token) for its tenant |
  *
+ * "Superadmin" is a superadmin token, or an operator's console session
+ * (a one-time link made on the server host, `cfgtool admin console-link`),
+ * which may do everything a superadmin token may except issue superadmin
+ * tokens.
+ *
  * Token actions and issuance: {@linkcode authorizeTokenAction},
  * {@linkcode authorizeIssue}.
  *
@@ -207,7 +212,8 @@ async function levelOf(
   p: Principal,
   target: Target,
 ): Promise<Level> {
-  return p.kind === "token" ? tokenLevel(p.token, target) : await userLevel(kv, p, target);
+  if (p.kind === "token") return tokenLevel(p.token, target);
+  return p.superadmin === true ? "super" : await userLevel(kv, p, target);
 }
 
 const NS_READERS: readonly Level[] = [
@@ -426,6 +432,7 @@ export async function authorizeIssue(
   const target: Target = { tenant: b.tenant_slug };
   if (b.namespace_slug !== null) target.namespace = b.namespace_slug;
   const level = await levelOf(kv, p, target);
+  if (level === "super") return; // an operator's console session
   if (b.type === "tenant-admin") {
     if (level === "tenant-token") {
       throw refuse("A tenant-admin token cannot issue another tenant-admin token");
@@ -510,7 +517,7 @@ export async function authorizeTokenAction(
     target.namespace = token.namespace_slug;
   }
   const level = await levelOf(kv, p, target);
-  if (!["ns-admin", "tenant-token", "tenant-human"].includes(level)) {
+  if (!["ns-admin", "tenant-token", "tenant-human", "super"].includes(level)) {
     throw refuse(`Not allowed to ${action.slice(6)} token ${token.id}`);
   }
 }

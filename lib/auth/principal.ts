@@ -52,6 +52,8 @@ export interface SessionPrincipal {
   client?: SessionRecord["client"];
   /** The session's absolute end (RFC 3339). */
   expires_at?: string;
+  /** An operator's console session: acts as superadmin (never issues superadmin tokens). */
+  superadmin?: true;
 }
 
 /**
@@ -79,6 +81,7 @@ export function sessionPrincipal(s: SessionRecord): SessionPrincipal {
     since: s.created_at,
     client: s.client,
     expires_at: s.expires_at,
+    ...(s.superadmin === true ? { superadmin: true as const } : {}),
   };
 }
 

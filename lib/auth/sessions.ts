@@ -53,6 +53,8 @@ export interface NewSessionInput {
   client?: SessionClient;
   /** HMAC of the client IP at sign-in. */
   ip_hash?: string | null;
+  /** An operator's console session: acts as superadmin (see `SessionRecord.superadmin`). */
+  superadmin?: true;
   /** Clock, for tests. */
   now?: () => Date;
 }
@@ -105,6 +107,7 @@ export async function createSession(
     last_seen_at: now.toISOString(),
     idle_timeout_ms: input.idle ?? null,
     ip_hash: input.ip_hash ?? null,
+    ...(input.superadmin ? { superadmin: true as const } : {}),
   };
   // Let the KV drop the records a little after the session ends.
   const expireIn = ttl + 60_000;

@@ -13,7 +13,8 @@
  * @module
  */
 import { effectiveStatus, readCredentialRecords, type TokenRecord } from "../store/tokens.ts";
-import type { SessionRecord } from "./sessions.ts";
+import { sessionLive, type SessionRecord } from "./sessions.ts";
+import { normalizeSession } from "../store/sessions.ts";
 
 /** `getMany` takes at most 10 keys. */
 
@@ -133,7 +134,10 @@ export class StreamGuard {
 
 function stillValid(id: string, value: unknown, now: Date): boolean {
   if (value === null || value === undefined) return false;
-  if (id.startsWith("ssn_")) return Date.parse((value as SessionRecord).expires_at) > now.getTime();
+  if (id.startsWith("ssn_")) {
+    // its absolute end and its idle limit: a stream is no request, it does not keep a session alive
+    return sessionLive(normalizeSession(value as SessionRecord), now.getTime());
+  }
   const token = value as TokenRecord;
   return token.status === "active" && effectiveStatus(token, now) === "active";
 }

@@ -236,6 +236,47 @@ export function registerAdminCommands(program: Command): void {
       });
     });
 
+  admin.command("console-link")
+    .description(
+      "Make a one-time link that opens the web console as the installation's operator " +
+        "(superadmin rights, except issuing superadmin tokens) for the person with this email; " +
+        "prints the link on the last line. It works once, for --ttl; the session it opens " +
+        "ends after 8 hours, or 30 minutes without a request.",
+    )
+    .option("--kv <location>", KV_HELP)
+    .requiredOption("--user <email>", "the operator's email (a user is made when it is new)")
+    .option("--url <origin>", "the service's public origin, e.g. https://flags.example.com", "")
+    .option("--ttl <duration>", "how long the link works: 10m, 1h", "10m")
+    .option("--token-key-file <file>", KEY_HELP)
+    .addHelpText(
+      "after",
+      "\nExamples:\n" +
+        "  cfgtool admin console-link --kv ./cfgtool-data/kv.sqlite3 --user ops@example.com\n" +
+        "  cfgtool admin console-link --kv /var/lib/cfgtool/kv.sqlite3 --user ops@example.com \\\n" +
+        "    --url https://flags.example.com --ttl 5m\n",
+    )
+    .action(async (opts) => {
+      const ttl = parseDuration(opts.ttl, "--ttl");
+      const origin = opts.url.replace(/\/+$/, "");
+      if (origin !== "" && !/^https?:\/\/[^/?#]+$/.test(origin)) {
+        throw new UsageError(
+          `--url must be an origin like https://flags.example.com, not ${opts.url}`,
+        );
+      }
+      await withStore(opts, async (kv, key) => {
+        // lazy: auth/ loads only for admin commands
+        const { createOperatorLink } = await import("../auth/login/operator_link.ts");
+        const link = await createOperatorLink({ kv, key }, opts.user, ttl);
+        console.log(
+          `console link for ${link.user.email} (${link.user.id}), works once until ` +
+            `${link.expiresAt.toISOString()}${
+              origin === "" ? "; open it on the server's origin" : ""
+            }`,
+        );
+        console.log(`${origin}/auth/operator?code=${link.code}`);
+      });
+    });
+
   const session = admin.command("session").description("Manage human sessions.")
     .addHelpText(
       "after",

@@ -17,7 +17,8 @@ import type { HeadWatcher } from "../store/head_watcher.ts";
 import { StreamConnection } from "./connection.ts";
 import { NamespaceFeed } from "./feed.ts";
 import { ConnectionRegistry } from "./registry.ts";
-import { SseStreams } from "./sse.ts";
+import type { SseStreams } from "./sse.ts";
+import { routeStreams } from "./route_streams.ts";
 
 /** What the hub needs. */
 export interface HubDeps {
@@ -102,12 +103,7 @@ export class EventHub {
       signal: deps.shutdown,
       log: deps.log,
     });
-    this.#streams = new SseStreams({
-      keepaliveMs: deps.settings.keepaliveMs,
-      idleCloseMs: deps.settings.idleCloseMs,
-      shutdown: deps.shutdown,
-      now: deps.now ? () => deps.now!().getTime() : Date.now,
-    });
+    this.#streams = routeStreams(deps.settings, deps.shutdown, deps.now);
     if (deps.shutdown.aborted) this.close();
     else deps.shutdown.addEventListener("abort", () => this.close(), { once: true });
   }

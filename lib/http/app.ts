@@ -13,6 +13,7 @@ import { clientAbortResponse, isClientAbort } from "../net/client_abort.ts";
 import { guardPathIdentifiers } from "./params.ts";
 import { healthRoutes } from "./health.ts";
 import { authRoutes } from "./auth/routes.ts";
+import { consoleRoutes } from "./console/routes.tsx";
 import { requireAuth } from "./authn.ts";
 import { tenantRoutes } from "./tenants.ts";
 import { namespaceRoutes } from "./namespaces.ts";
@@ -89,6 +90,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   guardPathIdentifiers(app); // path identifiers of a bad shape never reach a route
   app.route("/", healthRoutes(deps));
   app.route("/auth", authRoutes(deps)); // sign-in pages: own authentication
+  app.get("/", (c) => c.redirect("/ui", 303));
+  app.route("/ui", consoleRoutes(deps)); // the web console: browser sessions only
   const api = new Hono<AppEnv>();
   api.use("*", requireAuth(deps));
   api.route("/tenants", tenantRoutes(deps));

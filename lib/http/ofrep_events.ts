@@ -51,7 +51,8 @@ import { Hono } from "hono";
 import { authenticateRequest } from "../auth/principal.ts";
 import { ForbiddenError } from "../errors.ts";
 import { versionEtag } from "../protocol/etag.ts";
-import { sseHeaders, SseStreams } from "../events/sse.ts";
+import { routeStreams } from "../events/route_streams.ts";
+import { sseHeaders } from "../events/sse.ts";
 import { RefetchFeeds } from "../events/refetch_feed.ts";
 import type { Head } from "../store/versions.ts";
 import { getHead } from "../store/versions.ts";
@@ -134,13 +135,7 @@ function refetchEvent(head: Head): Uint8Array {
 export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.onError(ofrepErrorHandler(deps.log)); // refusals before the stream starts are OFREP's
-  const now = deps.now;
-  const streams = new SseStreams({
-    keepaliveMs: deps.settings.keepaliveMs,
-    idleCloseMs: deps.settings.idleCloseMs,
-    shutdown: deps.runtime.shutdown,
-    ...(now ? { now: () => now().getTime() } : {}),
-  });
+  const streams = routeStreams(deps.settings, deps.runtime.shutdown, deps.now);
   const feeds = new RefetchFeeds(deps.runtime.heads, refetchEvent);
 
   app.get(EVENT_STREAM_PATH, async (c) => {

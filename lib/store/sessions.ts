@@ -19,8 +19,12 @@ import {
   userKey,
 } from "./keys.ts";
 
-/** How a session was made: a sign-in method, or `admin` (`cfgtool admin session create`). */
-export type SessionLoginMethod = "oidc" | "email" | "saml" | "admin";
+/**
+ * How a session was made: a sign-in method, `admin` (`cfgtool admin session
+ * create`), or `operator` (a one-time console link made on the server host
+ * with `cfgtool admin console-link`).
+ */
+export type SessionLoginMethod = "oidc" | "email" | "saml" | "admin" | "operator";
 
 /** Who holds a session: a browser (cookie), the CLI (bearer), or a host-made one. */
 export type SessionClient = "browser" | "cli" | "admin";
@@ -53,6 +57,12 @@ export interface SessionRecord {
   idle_timeout_ms: number | null;
   /** HMAC of the client IP at sign-in (raw IPs are never stored), or null. */
   ip_hash: string | null;
+  /**
+   * Set only on an operator's console session (`login_method: "operator"`):
+   * it acts as the installation's superadmin, except that it cannot issue
+   * superadmin tokens.
+   */
+  superadmin?: true;
 }
 
 /**

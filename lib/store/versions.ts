@@ -399,12 +399,7 @@ export async function readFiles(
   namespace: string,
   version: number,
 ): Promise<Map<string, Uint8Array>> {
-  const meta = await getVersion(kv, tenant, namespace, version);
-  const treeBytes = await getBlob(kv, meta.tree);
-  if (treeBytes === null) {
-    throw new Error(`Cannot read version ${version}: tree blob ${meta.tree} is missing`);
-  }
-  const pairs = JSON.parse(decoder.decode(treeBytes)) as [string, string][];
+  const pairs = [...await readTree(kv, tenant, namespace, version)];
   const blobs = await getBlobs(kv, pairs.map(([, id]) => id));
   const files = new Map<string, Uint8Array>();
   for (const [path, id] of pairs) {
@@ -415,4 +410,38 @@ export async function readFiles(
     files.set(path, bytes);
   }
   return files;
+}
+
+/**
+ * The tree of a version: each path's content id (SHA-256 hex of its
+ * bytes), in path order, without reading the files. Two versions hold the
+ * same bytes at a path exactly when the ids are equal.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @param version version number
+ * @returns path → content id
+ *
+ * @example
+ * ```ts
+ * import { initialVersionOps, readTree } from "./versions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await (await initialVersionOps(kv, "acme", "web", "usr_1", new Date()))(kv.atomic()).commit();
+ * if ((await readTree(kv, "acme", "web", 0)).size !== 0) throw new Error("version 0 is empty");
+ * kv.close();
+ * ```
+ */
+export async function readTree(
+  kv: Deno.Kv,
+  tenant: string,
+  namespace: string,
+  version: number,
+): Promise<Map<string, string>> {
+  const meta = await getVersion(kv, tenant, namespace, version);
+  const treeBytes = await getBlob(kv, meta.tree);
+  if (treeBytes === null) {
+    throw new Error(`Cannot read version ${version}: tree blob ${meta.tree} is missing`);
+  }
+  return new Map(JSON.parse(decoder.decode(treeBytes)) as [string, string][]);
 }

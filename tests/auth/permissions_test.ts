@@ -218,3 +218,43 @@ wtest(
     await assertRejects(() => readAudit(w.deps, reader), ForbiddenError);
   },
 );
+
+wtest(
+  "an operator's console session acts as superadmin but cannot issue a superadmin token",
+  async (w) => {
+    const u = await createUser(w.kv, { email: "ops@example.com" });
+    const made = await createSession(w.kv, w.key, {
+      user: u.id,
+      superadmin: true,
+      login_method: "operator",
+      client: "browser",
+    });
+    const operator = await principalOf(w, made.secret);
+    for (const a of ["tenant.create", "tenant.delete"] as const) {
+      await authorize(w.kv, operator, a, {});
+    }
+    await authorize(w.kv, operator, "manifest.write", { tenant: "other", namespace: "web" });
+    const ctx = { requestId: "r1" };
+    const tenantAdmin = await createToken(w.deps, operator, {
+      type: "tenant-admin",
+      name: "from the console",
+      tenant_slug: "acme",
+    }, ctx);
+    assertEquals(tenantAdmin.token.type, "tenant-admin");
+    await assertRejects(
+      () => createToken(w.deps, operator, { type: "superadmin", name: "nope" }, ctx),
+      ForbiddenError,
+    );
+    // the same person without the operator mark is nobody here
+    const plain = await createSession(w.kv, w.key, { user: u.id });
+    await forbidden(w.kv, await principalOf(w, plain.secret), "tenant.create", {});
+  },
+);
+
+/** The principal of a secret in the world. */
+async function principalOf(w: { kv: Deno.Kv; key: CryptoKey }, secret: string) {
+  const found = await authenticateRequest({ kv: w.kv, key: w.key }, `Bearer ${secret}`, {
+    requestId: "r",
+  });
+  return found.principal;
+}

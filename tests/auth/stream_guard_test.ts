@@ -86,3 +86,30 @@ Deno.test("StreamGuard sees a revocation made by another process on the same KV 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("StreamGuard closes the stream of a session left idle past its limit", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const key = await randomTokenKey();
+  let now = new Date("2030-01-01T00:00:00Z");
+  const guard = new StreamGuard(kv, { intervalMs: 60_000, now: () => now });
+  try {
+    const user = await createUser(kv, { email: "ops@example.com" });
+    const { session } = await createSession(kv, key, {
+      user: user.id,
+      ttl: 8 * 3600_000,
+      idle: 30 * 60_000,
+      now: () => now,
+    });
+    const closed: string[] = [];
+    guard.register(session.id, () => closed.push("idle"));
+    now = new Date(now.getTime() + 29 * 60_000);
+    await guard.recheck();
+    assertEquals(closed, [], "within its idle limit the session keeps its stream");
+    now = new Date(now.getTime() + 2 * 60_000); // 31 minutes without a request
+    await guard.recheck();
+    assertEquals(closed, ["idle"]);
+  } finally {
+    guard.close();
+    kv.close();
+  }
+});

@@ -9,7 +9,7 @@ import { startInstallation } from "../e2e/installation.ts";
 import { oidcTenant } from "../e2e/oidc_tenant.ts";
 import { chromiumPath, launchChromium } from "./chromium.ts";
 import { parseMail, signInSecrets } from "../e2e/smtp_capture.ts";
-import axe from "npm:axe-core@^4.14.1";
+import { auditPage } from "./axe_audit.ts";
 
 const path = chromiumPath();
 Deno.test({
@@ -81,26 +81,7 @@ Deno.test({
       // axe is injected as a script, which the pages' CSP would refuse: bypass it for the audit.
       const context = await browser.newContext({ bypassCSP: true });
       const page = await context.newPage();
-      /** Audits the page at both widths. */
-      const audit = async (what: string) => {
-        for (const width of [1280, 390]) {
-          await page.setViewportSize({ width, height: 900 });
-          await page.addScriptTag({ content: axe.source });
-          const result = await page.evaluate(() =>
-            (globalThis as unknown as { axe: { run(): Promise<AxeResult> } }).axe.run()
-          );
-          const bad = result.violations.filter((v) =>
-            v.impact === "serious" || v.impact === "critical"
-          );
-          assertEquals(bad.map((v) => `${v.id}: ${v.help}`), [], `${what} at ${width} px`);
-          // runs in the page: `document` is the page's
-          const overflow = await page.evaluate(
-            "document.documentElement.scrollWidth > " +
-              "document.documentElement.clientWidth",
-          );
-          assertEquals(overflow, false, `${what} scrolls sideways at ${width} px`);
-        }
-      };
+      const audit = (what: string) => auditPage(page, what);
       await page.goto(`${inst.url}/auth/login`);
       await audit("the tenant page");
       await page.getByLabel("Tenant").fill("acme");
@@ -125,11 +106,6 @@ Deno.test({
     }
   },
 });
-
-/** What axe.run() answers, as far as these tests read it. */
-interface AxeResult {
-  violations: { id: string; impact: string | null; help: string }[];
-}
 
 function mailFiles(outbox: string): Set<string> {
   try {

@@ -1,5 +1,4 @@
 import { assertEquals } from "../assert.ts";
-import { parseManifest } from "../../lib/flags/validate.ts";
 import {
   flagSegments,
   orphanSegments,
@@ -7,35 +6,7 @@ import {
   segmentRefs,
 } from "../../lib/flags/reach.ts";
 import type { Manifest } from "../../lib/flags/model.ts";
-
-const enc = new TextEncoder();
-
-function flag(rules: string[], envRules: Record<string, string[]> = {}): string {
-  let s =
-    'schema_version = 1\ntype = "boolean"\ndefault = "off"\n[variations]\non = true\noff = false\n';
-  for (const seg of rules) s += `[[rule]]\nsegment = "${seg}"\nvariation = "on"\n`;
-  for (const [env, segs] of Object.entries(envRules)) {
-    for (const seg of segs) {
-      s += `[[environments.${env}.rule]]\nsegment = "${seg}"\nvariation = "on"\n`;
-    }
-  }
-  return s;
-}
-
-function segment(...refs: string[]): string {
-  let s =
-    'schema_version = 1\nmatch = "any"\n[[predicate]]\nattribute = "a"\nop = "eq"\nvalue = 1\n';
-  for (const r of refs) s += `[[predicate]]\nattribute = "segment.${r}"\nop = "eq"\nvalue = true\n`;
-  return s;
-}
-
-function model(files: Record<string, string>): Manifest {
-  const m = new Map<string, Uint8Array>([
-    ["namespace.toml", enc.encode("schema_version = 1\n[namespace.environments.production]\n")],
-  ]);
-  for (const [p, c] of Object.entries(files)) m.set(p, enc.encode(c));
-  return parseManifest(m);
-}
+import { flag, model, segment } from "./reach_world.ts";
 
 Deno.test("reachableSegments() follows segment references transitively", () => {
   const m = model({

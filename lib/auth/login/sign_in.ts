@@ -113,25 +113,55 @@ export async function signIn(
     ip_hash: ctx.ip === undefined ? null : await hmacHex(deps.key, `ip:${ctx.ip}`),
     now: () => now,
   });
+  await auditLoginSucceeded(deps.kv, user.id, now, ctx, identity.tenant, {
+    method: identity.method,
+    client,
+    session_id: session.id,
+    assurance: identity.assurance,
+    new_user: created,
+  });
+  return { session, secret, user };
+}
+
+/**
+ * Writes the `login.succeeded` audit entry of a sign-in: the person as the
+ * actor, in the tenant's log (or the installation's, for an operator).
+ *
+ * @param kv the store
+ * @param userId who signed in
+ * @param now when
+ * @param ctx the request
+ * @param tenant the tenant signed in to, or null
+ * @param details method, client, session id and what else the method tells
+ * @returns nothing
+ *
+ * @example
+ * ```ts
+ * import { auditLoginSucceeded } from "./sign_in.ts";
+ * import { listAudit } from "../../store/audit.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await auditLoginSucceeded(kv, "usr_1", new Date(), { requestId: "r1" }, "acme", { method: "email" });
+ * if ((await listAudit(kv, { tenant: "acme" })).items[0]?.type !== "login.succeeded") throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function auditLoginSucceeded(
+  kv: Deno.Kv,
+  userId: string,
+  now: Date,
+  ctx: RequestContext,
+  tenant: string | null,
+  details: Record<string, unknown>,
+): Promise<void> {
   await writeAudit(
-    deps.kv,
+    kv,
     eventAuditEntry(
       "login.succeeded",
-      { id: user.id, principal_type: "user", request_id: ctx.requestId },
+      { id: userId, principal_type: "user", request_id: ctx.requestId },
       now,
-      {
-        tenant_slug: identity.tenant,
-        details: {
-          method: identity.method,
-          client,
-          session_id: session.id,
-          assurance: identity.assurance,
-          new_user: created,
-        },
-      },
+      tenant === null ? { details } : { tenant_slug: tenant, details },
     ),
   );
-  return { session, secret, user };
 }
 
 /** Refused sign-ins audited per client address and 10 minutes; more are only counted. */

@@ -15,7 +15,7 @@ import { authDeps, requestContext } from "../authn.ts";
 import { clientIp } from "../client_ip.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
 import { errorPage } from "./pages.ts";
-import { readSessionCookie, setSessionCookie } from "./session_cookie.ts";
+import { ownOrigin, readSessionCookie, setSessionCookie } from "./session_cookie.ts";
 
 /** Where a signed-in person lands when no `next` was given. */
 export const DEFAULT_NEXT = "/auth/signed-in";
@@ -151,6 +151,28 @@ export async function browserSession(
     if (err instanceof UnauthorizedError) return null;
     throw err;
   }
+}
+
+/**
+ * Whether a sign-in form post came from another site (its `Sec-Fetch-Site`
+ * or `Origin` says so): such a post must not sign the browser in (login
+ * CSRF).
+ *
+ * @param c the hono context
+ * @param deps the app dependencies
+ * @returns true when the post is cross-site
+ *
+ * @example
+ * ```ts ignore
+ * if (crossSite(c, deps)) return await refuseSignIn(c, deps, crossSiteError(), { method: "email" });
+ * ```
+ */
+export function crossSite(c: Context<AppEnv>, deps: AppDeps): boolean {
+  const site = c.req.header("sec-fetch-site");
+  if (site !== undefined && site !== "same-origin" && site !== "none") return true;
+  const origin = c.req.header("origin");
+  if (origin === "null") return site !== "same-origin";
+  return origin !== undefined && origin !== ownOrigin(c.req.raw, deps.publicUrl);
 }
 
 /**

@@ -37,9 +37,15 @@ import { authDeps } from "../authn.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
 import { readForm } from "../body.ts";
 import { SHAPES } from "../params.ts";
-import { finishBrowserSignIn, loginContext, refuseSignIn, safeNext } from "./browser_session.ts";
+import {
+  crossSite,
+  finishBrowserSignIn,
+  loginContext,
+  refuseSignIn,
+  safeNext,
+} from "./browser_session.ts";
 import { errorPage, html, pageResponse } from "./pages.ts";
-import { ownOrigin, secureOrigin, signInOrigin } from "./session_cookie.ts";
+import { secureOrigin, signInOrigin } from "./session_cookie.ts";
 
 /** The flow cookie over HTTPS (`__Host-`: this exact origin, path `/`). */
 export const SECURE_FLOW_COOKIE = "__Host-cfgtool_email_flow";
@@ -376,14 +382,6 @@ async function stillAdmitted(deps: AppDeps, tenant: string, email: string): Prom
  * (a page that hides its origin) counts as ours only when `Sec-Fetch-Site`
  * vouches for it.
  */
-function crossSite(c: Context<AppEnv>, deps: AppDeps): boolean {
-  const site = c.req.header("sec-fetch-site");
-  if (site !== undefined && site !== "same-origin" && site !== "none") return true;
-  const origin = c.req.header("origin");
-  if (origin === "null") return site !== "same-origin";
-  return origin !== undefined && origin !== ownOrigin(c.req.raw, deps.publicUrl);
-}
-
 function crossSiteError(): LoginError {
   return new LoginError("csrf", "This sign-in did not come from a cfgtool page.");
 }

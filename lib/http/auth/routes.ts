@@ -30,6 +30,7 @@ import type { AppDeps, AppEnv } from "../deps.ts";
 import { SHAPES } from "../params.ts";
 import { browserSession, loginContext, safeNext } from "./browser_session.ts";
 import { cliRoutes } from "./cli.ts";
+import { operatorRoutes } from "./operator.ts";
 import { beginOidc, oidcRoutes } from "./oidc.ts";
 import { emailForm, emailRoutes } from "./email.ts";
 import { html, pageResponse, STYLESHEET } from "./pages.ts";
@@ -126,6 +127,7 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
   app.route("/oidc", oidcRoutes(deps));
   app.route("/email", emailRoutes(deps));
   app.route("/cli", cliRoutes(deps));
+  app.route("/operator", operatorRoutes(deps));
 
   app.post("/logout", async (c) => {
     const header = c.req.header("authorization");

@@ -1,0 +1,147 @@
+/**
+ * Test helper for the console in real Chromium: a real `cfgtool serve`
+ * sending sign-in mail to a real SMTP server (tests/e2e/smtp_capture.ts),
+ * tenant `acme` with the email login policy and namespace `web` holding
+ * the console fixture, and people who sign in the way a person does: the
+ * email form, the mailed link, the confirm button. `audit` is
+ * tests/browser/axe_audit.ts's audit (axe-core and no sideways scroll at
+ * 390 and 1280 px) with a JPEG screenshot at each width: into
+ * `CFGTOOL_SCREENSHOTS` when set (`deno task screenshots` writes
+ * docs/console/), else a temp dir.
+ *
+ * @module
+ */
+import type { Browser, BrowserContext, Page } from "npm:playwright-core@^1.65.1";
+import { assertEquals } from "../assert.ts";
+import { type Installation, startInstallation } from "../e2e/installation.ts";
+import {
+  parseMail,
+  signInSecrets,
+  type SmtpCapture,
+  startSmtpCapture,
+} from "../e2e/smtp_capture.ts";
+import { FIXTURE, PLAIN_FLAG } from "../http/console/fixture.ts";
+import { auditPage } from "./axe_audit.ts";
+import { chromiumPath, launchChromium } from "./chromium.ts";
+
+export { chromiumPath, FIXTURE, PLAIN_FLAG };
+export type { Page };
+
+/** A running console with a browser. */
+export interface ConsoleBrowser extends AsyncDisposable {
+  inst: Installation;
+  smtp: SmtpCapture;
+  browser: Browser;
+  /**
+   * Signs `email` in (a new browser context: its own cookies) and returns
+   * its page, on the console home; the person's user id too.
+   */
+  signIn(
+    email: string,
+    options?: { bypassCSP?: boolean; javaScriptEnabled?: boolean },
+  ): Promise<SignedIn>;
+  /** Makes a signed-in person tenant admin of acme or namespace admin of acme/web. */
+  grant(userId: string, role: "tenant-admin" | "namespace-admin"): Promise<void>;
+  /** Pushes files to acme/web as the superadmin; returns the version. */
+  push(files: Record<string, string>, message?: string): Promise<number>;
+  /** axe-core and a screenshot at both widths (the page must come from `bypassCSP: true`). */
+  audit(page: Page, name: string): Promise<void>;
+}
+
+/** A person in the browser. */
+export interface SignedIn {
+  page: Page;
+  context: BrowserContext;
+  userId: string;
+}
+
+/**
+ * Starts the console world (the caller checks {@linkcode chromiumPath} first).
+ *
+ * @example
+ * ```ts ignore
+ * await using world = await startConsoleBrowser();
+ * const { page } = await world.signIn("ana@acme.test");
+ * ```
+ */
+export async function startConsoleBrowser(): Promise<ConsoleBrowser> {
+  const smtp = await startSmtpCapture();
+  const inst = await startInstallation({ args: ["--smtp-url", smtp.url] });
+  const browser = await launchChromium(chromiumPath()!);
+  const wanted = Deno.env.get("CFGTOOL_SCREENSHOTS");
+  const shots = wanted ?? await Deno.makeTempDir({ prefix: "cfgtool-shots-" });
+  if (wanted) await Deno.mkdir(wanted, { recursive: true });
+  const ok = (status: number, what: string) => assertEquals(status < 300, true, what);
+  ok((await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status, "tenant");
+  ok(
+    (await inst.api("PUT", "/api/v1/tenants/acme/login", inst.admin, {
+      method: "email",
+      domains: ["acme.test"],
+    })).status,
+    "policy",
+  );
+  ok(
+    (await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, {
+      slug: "web",
+      description: "Web shop",
+    })).status,
+    "namespace",
+  );
+  const push = async (files: Record<string, string>, message = "pushed by the test") => {
+    const res = await inst.api(
+      "PUT",
+      "/api/v1/tenants/acme/namespaces/web/manifest",
+      inst.admin,
+      { files, message },
+    );
+    ok(res.status, JSON.stringify(res.body));
+    return res.body.version as number;
+  };
+  await push(FIXTURE, "first flags");
+  const sent = new Map<string, number>();
+
+  return {
+    inst,
+    smtp,
+    browser,
+    push,
+    async signIn(email, options = {}) {
+      const context = await browser.newContext({
+        bypassCSP: options.bypassCSP ?? false,
+        javaScriptEnabled: options.javaScriptEnabled ?? true,
+      });
+      const page = await context.newPage();
+      await page.goto(`${inst.url}/ui`);
+      await page.getByLabel("Tenant").fill("acme");
+      await page.getByRole("button", { name: "Continue" }).click();
+      await page.getByLabel(/email/i).fill(email);
+      await page.getByRole("button").first().click();
+      await page.waitForURL(/\/auth\/email\/start/);
+      const n = (sent.get(email) ?? 0) + 1;
+      sent.set(email, n);
+      const mail = await smtp.waitFor(email, n);
+      const { link } = signInSecrets((await parseMail(mail.raw)).text);
+      await page.goto(link.href);
+      await page.getByRole("button").first().click();
+      await page.waitForURL((u) => u.pathname.startsWith("/ui"));
+      const me = await page.request.get(`${inst.url}/api/v1/me`);
+      const userId = (await me.json()).principal.user.id as string;
+      return { page, context, userId };
+    },
+    async grant(userId, role) {
+      const path = role === "tenant-admin"
+        ? "/api/v1/tenants/acme/admins"
+        : "/api/v1/tenants/acme/namespaces/web/admins";
+      ok((await inst.api("POST", path, inst.admin, { user_id: userId })).status, role);
+    },
+    audit(page, name) {
+      return auditPage(page, name, { screenshots: shots });
+    },
+    async [Symbol.asyncDispose]() {
+      await browser.close();
+      await inst.close();
+      await smtp.close();
+      if (!Deno.env.get("CFGTOOL_SCREENSHOTS")) await Deno.remove(shots, { recursive: true });
+    },
+  };
+}
