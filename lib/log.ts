@@ -16,6 +16,25 @@ export type Logger = (level: LogLevel, msg: string, fields?: Record<string, unkn
 
 const ORDER: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 
+/** Every log level, least severe first (the values `serve --log-level` takes). */
+export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+
+/**
+ * Whether `value` names a log level (`debug`, `info`, `warn` or `error`).
+ *
+ * @param value a level as written on the command line or in a file
+ * @returns true for one of {@linkcode LOG_LEVELS}
+ *
+ * @example
+ * ```ts
+ * import { isLogLevel } from "./log.ts";
+ * if (!isLogLevel("warn") || isLogLevel("verbose") || isLogLevel("WARN")) throw new Error();
+ * ```
+ */
+export function isLogLevel(value: string): value is LogLevel {
+  return Object.hasOwn(ORDER, value);
+}
+
 /**
  * Creates a logger that writes JSON lines at or above `min` to `write`
  * (stderr by default).

@@ -32,6 +32,12 @@ export interface ServiceSettings {
   retentionVersions: number;
   /** Interval of the retention pruning task, ms. */
   pruneIntervalMs: number;
+  /**
+   * The installation's audit-retention policy, ms (default 400 days): audit
+   * entries, and expired or revoked token records, older than this are
+   * deleted by the retention task (docs/operations.md, "Audit retention").
+   */
+  auditRetentionMs: number;
   /** namespace-client evaluations per minute per (tenant, namespace, environment, Origin). */
   clientRateLimitPerMinute: number;
   /** How often open streams re-check their credential (revocation, expiry), ms. */
@@ -74,6 +80,7 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = Object.freeze({
   retentionDays: 30,
   retentionVersions: 100,
   pruneIntervalMs: 60 * 60 * 1000,
+  auditRetentionMs: 400 * 24 * 60 * 60 * 1000,
   clientRateLimitPerMinute: 600,
   streamAuthCheckMs: 5000,
   credentialPollMs: 25,

@@ -2,7 +2,8 @@
  * `cfgtool admin …`: the admin CLI on the server host. It opens the KV store
  * directly (no HTTP): `bootstrap` creates a superadmin token, `user
  * create|list|delete` manages human users, `session create|list|revoke`
- * their session tokens. The HMAC key is
+ * their session tokens, `backup|restore|check` the store as a whole
+ * (lib/cli/admin_backup.ts). The HMAC key is
  * found exactly as `cfgtool serve` finds it (`--token-key-file`, else
  * `CFGTOOL_TOKEN_KEY_FILE`, else `token.key` beside the KV data, created when
  * missing), so the secrets printed here authenticate against that server.
@@ -13,9 +14,11 @@
 import type { Command } from "commander";
 import { InvalidRequestError, UsageError } from "../errors.ts";
 import { DEFAULT_KV_PATH, openKv } from "../store/kv.ts";
+import { registerBackupCommands } from "./admin_backup.ts";
 import { confirmDeletion } from "./confirm.ts";
 import { parseDuration } from "./duration.ts";
 import { printJson, printTable } from "./remote_options.ts";
+import { printSecret } from "./secret_output.ts";
 
 const KV_HELP = "KV store: a file path, :memory: or a KV Connect URL (default: $CFGTOOL_KV, " +
   "else ./cfgtool-data/kv.sqlite3, as for serve)";
@@ -26,7 +29,10 @@ const EXAMPLES = "\nExamples:\n" +
   "  cfgtool admin bootstrap --kv /var/lib/cfgtool/kv.sqlite3 | tail -n1\n" +
   "  cfgtool admin user create --kv /var/lib/cfgtool/kv.sqlite3 --email ana@example.com\n" +
   "  cfgtool admin session create --kv /var/lib/cfgtool/kv.sqlite3 --user ana@example.com --ttl 8h\n" +
-  "  cfgtool admin session list --kv /var/lib/cfgtool/kv.sqlite3 --user ana@example.com\n";
+  "  cfgtool admin session list --kv /var/lib/cfgtool/kv.sqlite3 --user ana@example.com\n" +
+  "  cfgtool admin backup --kv /var/lib/cfgtool/kv.sqlite3 --out /backup/cfgtool.jsonl\n" +
+  "  cfgtool admin restore --kv /var/lib/cfgtool-new/kv.sqlite3 --in /backup/cfgtool.jsonl\n" +
+  "  cfgtool admin check --kv /var/lib/cfgtool/kv.sqlite3\n";
 
 /**
  * Registers `admin` and its subcommands.
@@ -47,7 +53,7 @@ export function registerAdminCommands(program: Command): void {
     .command("admin")
     .description(
       "Server-host administration on the KV store directly: bootstrap (superadmin token),\n" +
-        "users, sessions.",
+        "users, sessions, backup, restore and the full check of the store.",
     )
     .addHelpText("after", EXAMPLES);
 
@@ -74,11 +80,11 @@ export function registerAdminCommands(program: Command): void {
           key,
           opts.name === undefined ? {} : { name: opts.name },
         );
-        if (opts.json) return console.log(JSON.stringify(issued, null, 2));
+        if (opts.json) return printSecret(JSON.stringify(issued, null, 2));
         const t = issued.token;
         console.log(`created superadmin token ${t.name} (${t.id}, prefix ${t.prefix})`);
         console.error("The secret below is shown only now; store it in a secret manager.");
-        console.log(issued.secret);
+        printSecret(issued.secret);
       });
     });
 
@@ -273,7 +279,7 @@ export function registerAdminCommands(program: Command): void {
               origin === "" ? "; open it on the server's origin" : ""
             }`,
         );
-        console.log(`${origin}/auth/operator?code=${link.code}`);
+        printSecret(`${origin}/auth/operator?code=${link.code}`);
       });
     });
 
@@ -304,9 +310,9 @@ export function registerAdminCommands(program: Command): void {
         const { createSession } = await import("../auth/sessions.ts");
         const { session: s, secret } = await createSession(kv, key, { user: opts.user, ttl });
         const { digest: _digest, ...shown } = s;
-        if (opts.json) return console.log(JSON.stringify({ session: shown, secret }, null, 2));
+        if (opts.json) return printSecret(JSON.stringify({ session: shown, secret }, null, 2));
         console.log(`created session ${s.id} for ${s.user_id}, expires ${s.expires_at}`);
-        console.log(secret);
+        printSecret(secret);
       });
     });
 
@@ -372,6 +378,8 @@ export function registerAdminCommands(program: Command): void {
         console.log(`revoked session ${s.id} of ${s.user_id}`);
       });
     });
+
+  registerBackupCommands(admin);
 }
 
 /** The memberships of a user as one cell: `acme, acme/web`, or `-`. */

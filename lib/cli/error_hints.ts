@@ -92,8 +92,8 @@ function unreachableHints(err: CfgtoolError): string[] {
       return ["this machine has a network route to the host in --server / CFGTOOL_SERVER"];
     case "tls":
       return [
-        "an https:// URL needs a server that speaks TLS; `cfgtool serve` itself speaks plain " +
-        "HTTP (TLS is the job of a proxy in front of it)",
+        "an https:// URL needs a server that speaks TLS: `cfgtool serve --tls-cert … --tls-key …`, " +
+        "or a proxy in front of it (a plain `cfgtool serve` speaks http://)",
         "for a certificate from a private authority, point DENO_CERT at that authority's " +
         "certificate (PEM)",
       ];

@@ -18,6 +18,8 @@ import {
   withProfile,
   writeCredentials,
 } from "./credentials_file.ts";
+import { printable } from "./printable.ts";
+import { noteSecret } from "./secret_output.ts";
 import {
   cell,
   checkedServer,
@@ -160,7 +162,7 @@ async function login(
   }
   const tenant = nonEmpty(opts.tenant)?.toLowerCase();
   // Anything the server sends is printed without terminal control characters.
-  const say = (line: string) => console.error(printable(line));
+  const say = (line: string) => noteSecret(printable(line)); // codes: past console capture
   if (tenant !== undefined && !/^[a-z0-9][a-z0-9._-]{0,62}$/.test(tenant)) {
     throw new UsageError(
       `--tenant must be a tenant slug such as acme, not ${JSON.stringify(opts.tenant)}`,
@@ -316,10 +318,4 @@ async function whoami(
 function nonEmpty(value: string | undefined): string | undefined {
   const v = value?.trim();
   return v === undefined || v === "" ? undefined : v;
-}
-
-/** A line without control characters (a server could send escape sequences). */
-function printable(line: string): string {
-  // deno-lint-ignore no-control-regex
-  return line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "\uFFFD");
 }

@@ -16,6 +16,7 @@ import { registerWorkspaceCommands } from "./workspace.ts";
 import { registerServeCommand } from "./serve.ts";
 import { registerFlagsCommands } from "./flags.ts";
 import { registerRemoteCommands } from "./remote.ts";
+import { registerAuditCommands } from "./audit.ts";
 import { registerLoginCommands } from "./login.ts";
 import { registerWatchCommand } from "./watch.ts";
 import { registerCompletionsCommand } from "./completions.ts";
@@ -51,6 +52,7 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerFlagsCommands(program);
   registerRemoteCommands(program);
+  registerAuditCommands(program);
   registerLoginCommands(program);
   registerWatchCommand(program);
   registerCompletionsCommand(program);

@@ -1,82 +1,37 @@
 /**
- * `cfgtool serve`: runs the flag service until SIGINT or SIGTERM.
+ * `cfgtool serve`: runs the flag service until SIGINT or SIGTERM; SIGHUP
+ * reloads the TLS certificate. Its options come from the command line, the
+ * environment (`CFGTOOL_KV`, …) and a configuration file (`--config`,
+ * lib/cli/serve_config.ts), in that order of precedence; their checks are
+ * in lib/cli/serve_values.ts.
  *
  * @module
  */
 import { type Command, Option } from "commander";
-import { UsageError } from "../errors.ts";
-import { DEFAULT_SETTINGS, DESCRIPTOR_RESERVE, type ServiceSettings } from "../settings.ts";
+import { DEFAULT_SETTINGS, DESCRIPTOR_RESERVE } from "../settings.ts";
+import { createLogger, LOG_LEVELS } from "../log.ts";
+import { formatDuration } from "./duration.ts";
+import {
+  applyConfigFile,
+  type ConfigurableCommand,
+  type OptionLike,
+  SECRET_KEYS,
+} from "./serve_config.ts";
+import {
+  DEFAULT_MAIL_FROM,
+  type GivenValue,
+  readServeValues,
+  SETTING_FLAGS,
+} from "./serve_values.ts";
 
-/** One `serve` flag per tunable of lib/settings.ts. */
-const SETTING_FLAGS: readonly [flag: string, key: keyof ServiceSettings, help: string][] = [
-  ["--head-poll-ms", "headPollMs", "interval of the per-process head poller, ms"],
-  ["--inline-event-limit", "inlineEventLimitBytes", "largest inline version event, bytes"],
-  ["--delta-file-limit", "deltaFileLimit", "deltas with more file entries go as snapshots"],
-  ["--keepalive-ms", "keepaliveMs", "keepalive comment interval on idle streams, ms"],
-  ["--idle-close-ms", "idleCloseMs", "close idle event streams after this long, ms"],
-  [
-    "--max-connections-per-token",
-    "maxConnectionsPerToken",
-    "concurrent event streams per token, over all processes on the store",
-  ],
-  [
-    "--process-lease-ms",
-    "processLeaseMs",
-    "the event streams of a process that died stop counting toward that limit after this long, ms",
-  ],
-  ["--retention-days", "retentionDays", "keep closure history at least this many days"],
-  ["--retention-versions", "retentionVersions", "…and at least this many versions"],
-  ["--prune-interval-ms", "pruneIntervalMs", "interval of the retention pruning task, ms"],
-  [
-    "--stream-auth-check-ms",
-    "streamAuthCheckMs",
-    "how often open streams re-check their credential (revocation, expiry), ms",
-  ],
-  [
-    "--credential-poll-ms",
-    "credentialPollMs",
-    "how often this process looks for credential changes made by other processes, ms",
-  ],
-  [
-    "--session-ttl-ms",
-    "sessionTtlMs",
-    "a signed-in session (browser or CLI) ends this long after sign-in, ms",
-  ],
-  [
-    "--session-idle-ms",
-    "sessionIdleMs",
-    "a browser session ends after this long without a request, ms",
-  ],
-  [
-    "--email-code-ttl-ms",
-    "emailCodeTtlMs",
-    "a sign-in link or code sent by mail works this long, ms",
-  ],
-  [
-    "--header-timeout-ms",
-    "headerTimeoutMs",
-    "close a connection that sends no complete request head within this long, ms",
-  ],
-  [
-    "--keepalive-timeout-ms",
-    "keepAliveTimeoutMs",
-    "close a keep-alive connection that has no request in flight for this long, ms",
-  ],
-  [
-    "--max-connections",
-    "maxConnections",
-    "open HTTP connections at most; more are closed as they arrive",
-  ],
-  [
-    "--client-rate-limit",
-    "clientRateLimitPerMinute",
-    "namespace-client evaluations per minute per (tenant, namespace, environment, Origin)",
-  ],
-];
+/**
+ * Flags whose values are secrets: a worker of a group gets them through its
+ * environment (their variables), never on its command line.
+ */
+const SECRET_FLAGS = new Set(["--smtp-url", "--metrics-token"]);
 
-function camel(flag: string): string {
-  return flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-}
+/** Flags the parent of a worker group handles itself and does not pass on. */
+const PARENT_ONLY = new Set(["--config", "--port", "--hostname", "--workers", "--worker-index"]);
 
 /**
  * Registers `serve` on the command tree.
@@ -87,27 +42,37 @@ function camel(flag: string): string {
  * import { registerServeCommand } from "./serve.ts";
  * const program = new Command();
  * registerServeCommand(program);
- * if (!program.commands.some((c) => c.name() === "serve")) throw new Error();
+ * const serve = program.commands.find((c) => c.name() === "serve");
+ * if (!serve?.options.some((o) => o.long === "--config")) throw new Error();
  * ```
  */
 export function registerServeCommand(program: Command): void {
   const cmd = program
     .command("serve")
-    .description("Run the flag service (HTTP on Deno.serve, state in Deno KV).")
+    .description("Run the flag service (HTTP or HTTPS on Deno's HTTP engine, state in Deno KV).")
+    .addOption(
+      new Option(
+        "--config <file>",
+        "read options from a TOML file: each key is a flag's name without -- " +
+          '(port = 8080, kv = "/var/lib/cfgtool/kv.sqlite3"); flags and environment ' +
+          "variables win over it",
+      ).env("CFGTOOL_CONFIG"),
+    )
     .option("--port <port>", "port to listen on; 0 picks a free one", "8080")
     .option("--hostname <host>", "address to listen on", "127.0.0.1")
-    .option(
-      "--kv <location>",
-      "KV store: a file path (embedded SQLite), :memory:, or a KV Connect URL " +
-        "(http(s)://…, token in DENO_KV_ACCESS_TOKEN); env CFGTOOL_KV",
-      Deno.env.get("CFGTOOL_KV") ?? "./cfgtool-data/kv.sqlite3",
+    .addOption(
+      new Option(
+        "--kv <location>",
+        "KV store: a file path (embedded SQLite), :memory:, or a KV Connect URL " +
+          "(http(s)://…, token in DENO_KV_ACCESS_TOKEN)",
+      ).default("./cfgtool-data/kv.sqlite3").env("CFGTOOL_KV"),
     )
-    .option(
-      "--token-key-file <path>",
-      "HMAC key that digests service tokens, sessions and sign-in codes (default: " +
-        "$CFGTOOL_TOKEN_KEY_FILE, else token.key " +
-        "beside the KV file, created with mode 0600 when absent; required with a KV Connect URL)",
-      Deno.env.get("CFGTOOL_TOKEN_KEY_FILE"),
+    .addOption(
+      new Option(
+        "--token-key-file <path>",
+        "HMAC key that digests service tokens, sessions and sign-in codes (default: token.key " +
+          "beside the KV file, created with mode 0600 when absent; required with a KV Connect URL)",
+      ).env("CFGTOOL_TOKEN_KEY_FILE"),
     );
   cmd.option(
     "--workers <n>",
@@ -116,21 +81,44 @@ export function registerServeCommand(program: Command): void {
     "1",
   );
   cmd.addOption(new Option("--worker-index <i>", "set by --workers in each worker").hideHelp());
-  cmd.option(
-    "--public-url <url>",
-    "public origin of the service for URLs it hands out (snapshot_url, OFREP event " +
-      "streams, sign-in mail links, the OIDC redirect URI) and for the session cookie's " +
-      "Secure name; sign-in needs it unless clients reach the server on a loopback address " +
-      "(env CFGTOOL_PUBLIC_URL)",
-    Deno.env.get("CFGTOOL_PUBLIC_URL"),
+  cmd.addOption(
+    new Option(
+      "--public-url <url>",
+      "public origin of the service for URLs it hands out (snapshot_url, OFREP event " +
+        "streams, sign-in mail links, the OIDC redirect URI) and for the session cookie's " +
+        "Secure name; sign-in needs it unless clients reach the server on a loopback address",
+    ).env("CFGTOOL_PUBLIC_URL"),
   );
-  cmd.option(
-    "--smtp-url <url>",
-    "SMTP server for sign-in mail, smtp://[user:pass@]host[:port] or smtps://… (env " +
-      "CFGTOOL_SMTP_URL); without it each message is written as an .eml file to the outbox " +
-      "directory beside the KV file",
+  cmd.addOption(
+    new Option(
+      "--smtp-url <url>",
+      "SMTP server for sign-in mail, smtp://[user:pass@]host[:port] or smtps://…; without " +
+        "it each message is written as an .eml file to the outbox directory beside the KV file",
+    ).env("CFGTOOL_SMTP_URL"),
   );
   cmd.option("--mail-from <address>", "From address of sign-in mail", DEFAULT_MAIL_FROM);
+  cmd.option(
+    "--tls-cert <file>",
+    "serve HTTPS (HTTP/2 and HTTP/1.1) with this PEM certificate chain, leaf first; " +
+      "needs --tls-key; reread on SIGHUP",
+  );
+  cmd.option("--tls-key <file>", "the PEM private key of --tls-cert (not encrypted)");
+  cmd.addOption(
+    new Option("--log-level <level>", `least severe log lines written: ${LOG_LEVELS.join(", ")}`)
+      .default("info"),
+  );
+  cmd.addOption(
+    new Option(
+      "--metrics-token <token>",
+      "Bearer token that may read GET /metrics from any address (without it only loopback " +
+        "clients may); prefer the variable or the config file: flags show in ps",
+    ).env("CFGTOOL_METRICS_TOKEN"),
+  );
+  cmd.option(
+    "--audit-retention <duration>",
+    "delete audit entries, and expired or revoked token records, older than this " +
+      `(30d, 12w; default ${formatDuration(DEFAULT_SETTINGS.auditRetentionMs)})`,
+  );
   for (const [flag, key, help] of SETTING_FLAGS) {
     const fallback = key === "maxConnections"
       ? `the file descriptor limit minus ${DESCRIPTOR_RESERVE}`
@@ -138,119 +126,203 @@ export function registerServeCommand(program: Command): void {
     cmd.option(`${flag} <n>`, `${help} (default ${fallback})`);
   }
   cmd
-    .addHelpText(
-      "after",
-      "\nConnections: a client must send a complete request head within --header-timeout-ms;\n" +
-        "idle keep-alive connections close after --keepalive-timeout-ms. At start the soft\n" +
-        "file descriptor limit is raised to the hard limit (needs --allow-ffi under deno run)\n" +
-        "and logged; when descriptors run out, new connections wait instead of failing the server.\n" +
-        "\nWorkers: --workers N starts N copies of this process as workers on the same port\n" +
-        "(SO_REUSEPORT: the kernel spreads connections over them) and the same store, and\n" +
-        "prints one listening line. Each worker is a full server; pushes, revocations, the\n" +
-        "stream limit per token and the client rate limit hold for all of them through the\n" +
-        "store. SIGINT/SIGTERM stop every worker; a worker that dies is restarted after 1 s,\n" +
-        "doubling to 30 s, and the group stops (exit 1) after five failures in a row. Needs\n" +
-        "Linux, a store all processes share (a KV file or a KV Connect URL, not :memory:), and\n" +
-        "under deno run --allow-run (workers run with --unstable-net added).\n" +
-        "\nExamples:\n  cfgtool serve\n  cfgtool serve --port 0 --kv :memory:\n" +
-        "  cfgtool serve --hostname 0.0.0.0 --kv /var/lib/cfgtool/kv.sqlite3\n" +
-        "  cfgtool serve --workers auto --kv /var/lib/cfgtool/kv.sqlite3\n",
-    )
-    .action(async (opts) => {
-      const port = Number(opts.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        throw new UsageError(`--port must be an integer from 0 to 65535, not "${opts.port}"`);
-      }
-      const settings: Partial<ServiceSettings> = {};
-      const raw = opts as unknown as Record<string, string | undefined>;
-      for (const [flag, key] of SETTING_FLAGS) {
-        const value = raw[camel(flag)];
-        if (value === undefined) continue;
-        if (!/^\d{1,12}$/.test(value) || Number(value) <= 0) {
-          throw new UsageError(`${flag} must be a positive integer, not "${value}"`);
-        }
-        settings[key] = Number(value);
-      }
-      const workers = workerCount(raw.workers ?? "1");
-      if (workers > 1 && opts.kv === ":memory:") {
-        throw new UsageError(
-          "--workers above 1 needs a store the processes share: each would have its own " +
-            "`:memory:` KV; use a KV file or a KV Connect URL",
-        );
-      }
-      const publicUrl = raw.publicUrl ? publicOrigin(raw.publicUrl) : undefined;
-      // Read here, not as the option's default: help would print a default (and its password).
-      const smtpSpec = raw.smtpUrl ?? Deno.env.get("CFGTOOL_SMTP_URL");
-      const smtpUrl = smtpSpec ? checkSmtpUrl(smtpSpec) : undefined;
-      const mailFrom = raw.mailFrom ?? DEFAULT_MAIL_FROM;
-      const worker = raw.workerIndex === undefined ? undefined : Number(raw.workerIndex);
+    .addHelpText("after", SERVE_HELP)
+    .action(async (_opts, command) => {
+      const self = command as unknown as ServeCommand;
+      // First: from now on SIGHUP is a reload, not the end of the process.
+      const reloads = new EventTarget();
+      const onHup = () => reloads.dispatchEvent(new Event("reload"));
       const ac = new AbortController();
       const onInt = () => ac.abort("SIGINT");
       const onTerm = () => ac.abort("SIGTERM");
+      const hangups = Deno.build.os !== "windows";
+      if (hangups) Deno.addSignalListener("SIGHUP", onHup);
       Deno.addSignalListener("SIGINT", onInt);
       Deno.addSignalListener("SIGTERM", onTerm);
-      const onListen = ({ hostname, port }: { hostname: string; port: number }) =>
-        console.log(`cfgtool listening on http://${hostname}:${port}`);
       try {
-        if (workers > 1) {
+        const config = self.opts().config;
+        const configFile = typeof config === "string" && config !== "" ? config : undefined;
+        const fileKeys = configFile !== undefined ? await applyConfigFile(self, configFile) : [];
+        const v = readServeValues((attribute) => given(self, attribute, configFile));
+        if (configFile !== undefined && v.worker === undefined) {
+          const secrets = fileKeys.filter((k) => SECRET_KEYS.has(k));
+          // lazy, as every lib/server module here
+          const { readableByOthers } = await import("../server/tls.ts");
+          if (secrets.length > 0 && readableByOthers(configFile)) {
+            createLogger(v.logLevel)(
+              "warn",
+              "configuration file holds secrets and is readable by its group or everyone: " +
+                "chmod 600 it",
+              { config: configFile, keys: secrets.join(",") },
+            );
+          }
+        }
+        const scheme = v.tls ? "https" : "http";
+        const onListen = ({ hostname, port }: { hostname: string; port: number }) =>
+          console.log(`cfgtool listening on ${scheme}://${hostname}:${port}`);
+        if (v.workers > 1) {
+          // The parent checks the pair once, so a bad one fails here and not in every worker.
+          if (v.tls) await (await import("../server/tls.ts")).readTlsPair(v.tls);
           // lazy: the parent of a group serves nothing itself
           const { serveWorkers } = await import("../server/supervisor.ts");
+          const { args, env } = workerLaunch(self);
           await serveWorkers({
-            workers,
-            hostname: opts.hostname,
-            port,
-            args: workerArgs(opts.kv, raw),
+            workers: v.workers,
+            hostname: v.hostname,
+            port: v.port,
+            args,
+            env,
+            reloads,
+            log: createLogger(v.logLevel),
             signal: ac.signal,
             onListen,
           });
           return;
         }
-        if (worker !== undefined) stopWhenStdinCloses(ac);
+        if (v.worker !== undefined) stopWhenStdinCloses(ac);
         // lazy: the whole service (hono, store, auth, flags, closures) loads only for serve
         const { serve } = await import("../server/serve.ts");
         await serve({
-          kv: opts.kv,
-          ...(opts.tokenKeyFile ? { tokenKeyFile: opts.tokenKeyFile } : {}),
-          hostname: opts.hostname,
-          port,
-          settings,
-          ...(publicUrl ? { publicUrl } : {}),
-          ...(smtpUrl ? { smtpUrl } : {}),
-          mailFrom,
+          kv: v.kv,
+          ...(v.tokenKeyFile ? { tokenKeyFile: v.tokenKeyFile } : {}),
+          hostname: v.hostname,
+          port: v.port,
+          settings: v.settings,
+          ...(v.publicUrl ? { publicUrl: v.publicUrl } : {}),
+          ...(v.smtpUrl ? { smtpUrl: v.smtpUrl } : {}),
+          mailFrom: v.mailFrom,
+          ...(v.tls ? { tls: v.tls } : {}),
+          ...(v.metricsToken ? { metricsToken: v.metricsToken } : {}),
+          ...(configFile !== undefined ? { configFile } : {}),
+          logLevel: v.logLevel,
+          reloads,
           signal: ac.signal,
           onListen,
-          ...(worker !== undefined ? { worker } : {}),
+          ...(v.worker !== undefined ? { worker: v.worker } : {}),
         });
       } finally {
+        if (hangups) Deno.removeSignalListener("SIGHUP", onHup);
         Deno.removeSignalListener("SIGINT", onInt);
         Deno.removeSignalListener("SIGTERM", onTerm);
       }
     });
 }
 
-/** `--workers`: a positive integer, or `auto` for the number of cores. */
-function workerCount(value: string): number {
-  if (value === "auto") return Math.max(1, navigator.hardwareConcurrency);
-  if (!/^\d{1,4}$/.test(value) || Number(value) < 1) {
-    throw new UsageError(`--workers must be a positive integer or auto, not "${value}"`);
-  }
-  return Number(value);
+const SERVE_HELP = `
+Configuration file: --config cfgtool.toml (or CFGTOOL_CONFIG) reads options from a
+TOML file whose keys are the flags above without their leading --:
+  port = 8443
+  kv = "/var/lib/cfgtool/kv.sqlite3"
+  head-poll-ms = 250
+  workers = "auto"
+Numbers are TOML integers (or strings, as on the command line); everything else is
+a string; relative paths are relative to the current directory, as for the flags.
+A flag on the command line wins over its environment variable (CFGTOOL_KV,
+CFGTOOL_TOKEN_KEY_FILE, CFGTOOL_PUBLIC_URL, CFGTOOL_SMTP_URL,
+CFGTOOL_METRICS_TOKEN), the variable over the file, the file over the default. An
+unknown key or a value of the wrong type stops the start (exit 2), naming the
+file, the line and the nearest known key.
+
+TLS: --tls-cert and --tls-key (PEM files, given together) make the service speak
+HTTPS, HTTP/2 or HTTP/1.1 by ALPN; the listening line then says https://. On
+SIGHUP it reads both files again: new connections get the new certificate, open
+connections and event streams keep going on the old one, and a pair that does
+not load is logged at error and the old pair stays. With --workers, SIGHUP to the
+parent reaches every worker. Replace both files first, then send SIGHUP.
+
+Logs: JSON lines on stderr; --log-level debug|info|warn|error drops the lines
+below the level (debug adds connection errors such as failed TLS handshakes).
+
+Audit retention: --audit-retention (default 400d) deletes audit entries, and
+expired or revoked token records, older than it, in batches, every
+--prune-interval-ms.
+
+Metrics: GET /metrics answers loopback clients; with --metrics-token (better:
+CFGTOOL_METRICS_TOKEN or the config file, which ps does not show) also any client
+that sends Authorization: Bearer <token>. The token is never logged.
+
+Connections: a client must send a complete request head (after the TLS handshake)
+within --header-timeout-ms; idle keep-alive connections close after
+--keepalive-timeout-ms. At start the soft file descriptor limit is raised to the
+hard limit (needs --allow-ffi under deno run) and logged; when descriptors run
+out, new connections wait instead of failing the server.
+
+Workers: --workers N starts N copies of this process as workers on the same port
+(SO_REUSEPORT: the kernel spreads connections over them) and the same store, and
+prints one listening line. Each worker is a full server with the same options
+(secrets reach it through its environment, not its command line); pushes,
+revocations, the stream limit per token and the client rate limit hold for all of
+them through the store. SIGINT/SIGTERM stop every worker; a worker that dies is
+restarted after 1 s, doubling to 30 s, and the group stops (exit 1) after five
+failures in a row. Needs Linux, a store all processes share (a KV file or a KV
+Connect URL, not :memory:), and under deno run --allow-run (workers run with
+--unstable-net added).
+
+Examples:
+  cfgtool serve
+  cfgtool serve --port 0 --kv :memory:
+  cfgtool serve --hostname 0.0.0.0 --kv /var/lib/cfgtool/kv.sqlite3
+  cfgtool serve --config /etc/cfgtool/cfgtool.toml
+  cfgtool serve --port 8443 --tls-cert cert.pem --tls-key key.pem
+  cfgtool serve --workers auto --kv /var/lib/cfgtool/kv.sqlite3
+`;
+
+/** What the action reads from and writes to its command. */
+interface ServeCommand extends ConfigurableCommand {
+  readonly options: readonly (OptionLike & { readonly envVar?: string | undefined })[];
+  opts(): Record<string, string | boolean | undefined>;
 }
 
-/** The `serve` flags every worker of a group gets: what this process was given, bar the port. */
-function workerArgs(kv: string, raw: Record<string, string | undefined>): string[] {
-  const args = ["--kv", kv];
-  if (raw.tokenKeyFile) args.push("--token-key-file", raw.tokenKeyFile);
-  if (raw.publicUrl) args.push("--public-url", raw.publicUrl);
-  // CFGTOOL_SMTP_URL reaches the workers through their environment, not on
-  // their command lines (where `ps` would show its password).
-  if (raw.smtpUrl) args.push("--smtp-url", raw.smtpUrl);
-  if (raw.mailFrom) args.push("--mail-from", raw.mailFrom);
-  for (const [flag] of SETTING_FLAGS) {
-    const value = raw[camel(flag)];
-    if (value !== undefined) args.push(flag, value);
+/**
+ * An option's value and where it was given, for messages: the flag, the
+ * environment variable, or the key in the configuration file.
+ */
+function given(cmd: ServeCommand, attribute: string, configFile?: string): GivenValue {
+  const option = cmd.options.find((o) => o.attributeName() === attribute);
+  const flag = option?.long ?? `--${attribute}`;
+  const raw = cmd.opts()[attribute];
+  const value = typeof raw === "string" ? raw : undefined;
+  switch (cmd.getOptionValueSource(attribute)) {
+    case "config":
+      return { value, label: `${flag.slice(2)} in ${configFile}` };
+    case "env":
+      return { value, label: option?.envVar ?? flag };
+    default:
+      return { value, label: flag };
   }
-  return args;
+}
+
+/**
+ * The `serve` flags and environment every worker of a group gets: each
+ * option this process was given (on the command line, by a variable or by
+ * the configuration file), bar the ones the parent handles itself; secrets
+ * as their environment variables. The workers read no configuration file
+ * (CFGTOOL_CONFIG is emptied): a worker started again later gets the values
+ * the group started with.
+ */
+function workerLaunch(cmd: ServeCommand): { args: string[]; env: Record<string, string> } {
+  const args: string[] = [];
+  const env: Record<string, string> = { CFGTOOL_CONFIG: "" };
+  const opts = cmd.opts();
+  for (const option of cmd.options) {
+    const flag = option.long;
+    if (flag === undefined || PARENT_ONLY.has(flag)) continue;
+    const attribute = option.attributeName();
+    const value = opts[attribute];
+    const source = cmd.getOptionValueSource(attribute);
+    // Defaults are the workers' own defaults too; the store is named all the same.
+    if (value === undefined || value === false || (source === "default" && flag !== "--kv")) {
+      continue;
+    }
+    if (SECRET_FLAGS.has(flag) && option.envVar !== undefined) {
+      env[option.envVar] = String(value);
+    } else if (value === true) {
+      args.push(flag);
+    } else {
+      args.push(flag, String(value));
+    }
+  }
+  return { args, env };
 }
 
 /**
@@ -268,44 +340,4 @@ function stopWhenStdinCloses(ac: AbortController): void {
     }
     ac.abort("parent_exited");
   })();
-}
-
-/** The From address of sign-in mail when `--mail-from` is not given. */
-const DEFAULT_MAIL_FROM = "cfgtool <no-reply@localhost>";
-
-/** `--smtp-url`: an smtp: or smtps: URL with a host. Messages never echo it (it may hold a password). */
-function checkSmtpUrl(value: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    // reported below
-  }
-  if (
-    url === undefined || (url.protocol !== "smtp:" && url.protocol !== "smtps:") || !url.hostname
-  ) {
-    throw new UsageError(
-      "--smtp-url must be smtp://[user:password@]host[:port] or smtps://…",
-    );
-  }
-  return value;
-}
-
-function publicOrigin(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`--public-url must be an absolute http(s) URL, not "${value}"`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new UsageError(`--public-url must be an http(s) URL, not "${value}"`);
-  }
-  if ((url.pathname !== "/" && url.pathname !== "") || url.search !== "" || url.hash !== "") {
-    throw new UsageError(
-      `--public-url must be an origin (scheme://host[:port]) without a path: the service ` +
-        `answers at the root of its origin, not "${value}"`,
-    );
-  }
-  return url.origin;
 }

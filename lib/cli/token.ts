@@ -15,6 +15,7 @@ import { UsageError } from "../errors.ts";
 import { parseDuration, parseTimestamp } from "./duration.ts";
 import { pageQuery, printPage, withPageOptions } from "./listing.ts";
 import { cell, openClient, printFields, printJson, withRemoteOptions } from "./remote_options.ts";
+import { printSecret } from "./secret_output.ts";
 
 /**
  * Largest lifetime, in days, before `token create` / `token rotate` warn.
@@ -319,10 +320,10 @@ function printIssued(
   json: boolean,
 ): void {
   if (json) {
-    printJson(issued);
+    printSecret(JSON.stringify(issued, null, 2)); // printJson's shape, past console capture
     return;
   }
   printFields(tokenFields(issued.token));
   console.error("The secret below is shown only now; store it in a secret manager.");
-  console.log(issued.secret);
+  printSecret(issued.secret);
 }

@@ -1,7 +1,7 @@
 /**
- * The HTTP application: request ids, access logs, the error envelope and the
- * route modules of lib/http/. Handlers call store/ and auth/; nothing here
- * opens the KV.
+ * The HTTP application: request metrics and trace span names, request ids,
+ * access logs, the error envelope and the route modules of lib/http/.
+ * Handlers call store/ and auth/; nothing here opens the KV.
  *
  * @module
  */
@@ -26,6 +26,7 @@ import { closureRoutes } from "./closure.ts";
 import { eventRoutes } from "./events.ts";
 import { evaluatePreflightRoutes, evaluateRoutes, evaluationService } from "./evaluate.ts";
 import { ofrepRoutes } from "./ofrep.ts";
+import { metricsRoutes, observeRequests } from "./metrics.ts";
 import { SERVER_HEADER } from "../version.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 
@@ -53,6 +54,7 @@ export type { AppDeps, AppEnv };
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  app.use("*", observeRequests(deps.runtime.metrics)); // first: its time covers everything
   app.use("*", async function requestContext(c, next) {
     const incoming = c.req.header("x-request-id");
     const id = incoming && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
@@ -89,6 +91,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
   guardPathIdentifiers(app); // path identifiers of a bad shape never reach a route
   app.route("/", healthRoutes(deps));
+  app.route("/", metricsRoutes(deps)); // loopback or the metrics token
   app.route("/auth", authRoutes(deps)); // sign-in pages: own authentication
   app.get("/", (c) => c.redirect("/ui", 303));
   app.route("/ui", consoleRoutes(deps)); // the web console: browser sessions only

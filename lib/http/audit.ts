@@ -1,6 +1,9 @@
 /**
  * `GET /api/v1/audit`: audit entries, newest first, for superadmins and for
- * tenant admins on their tenant. Entries never hold a secret.
+ * tenant admins on their tenant, filtered by tenant, namespace, token and
+ * type; `after` pages back to older entries, `since` keeps only entries
+ * newer than a given one (what `cfgtool audit list --follow` polls with).
+ * Entries never hold a secret.
  *
  * @module
  */
@@ -36,6 +39,8 @@ export function auditRoutes(deps: AppDeps): Hono<AppEnv> {
     if (limit !== undefined) query.limit = limit;
     const after = shapedParam(q.after, "after", SHAPES.auditId);
     if (after !== undefined) query.after = after;
+    const since = shapedParam(q.since, "since", SHAPES.auditId);
+    if (since !== undefined) query.since = since;
     const page = await readAudit(authDeps(deps), c.get("principal"), query);
     return c.json({ entries: page.items, next: page.next });
   });

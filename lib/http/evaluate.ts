@@ -29,7 +29,12 @@ import { type Context as HonoContext, Hono } from "hono";
 import { authorize, type AuthorizeOptions } from "../auth/permissions.ts";
 import type { Principal } from "../auth/principal.ts";
 import { InvalidRequestError, NotFoundError } from "../errors.ts";
-import { type CompiledModel, evaluateAll, evaluateFlag } from "../flags/evaluate.ts";
+import {
+  type CompiledModel,
+  evaluateAll,
+  evaluateFlag,
+  type EvaluationResult,
+} from "../flags/evaluate.ts";
 import type { CachedModel, ModelCache } from "../runtime/model_cache.ts";
 import { getNamespace } from "../store/namespaces.ts";
 import { getTenant } from "../store/tenants.ts";
@@ -41,6 +46,7 @@ import { applyCors, corsOrigin, preflightResponse } from "./cors.ts";
 import type { ClientOriginIndex } from "../runtime/client_origins.ts";
 import { RateLimiter } from "../runtime/rate_limiter.ts";
 import type { Context } from "../conditions.ts";
+import { recordEvaluationEvents } from "../telemetry/evaluation_events.ts";
 
 /** The per-process state shared by the evaluation endpoints and OFREP. */
 export interface EvaluationService {
@@ -155,6 +161,64 @@ function assertEnvironment(model: CompiledModel, t: Triple): void {
   }
 }
 
+/**
+ * Counts evaluations in the server's metrics
+ * (`cfgtool_evaluations_total`, label sets bounded as
+ * lib/metrics/evaluation_series.ts says) and adds a
+ * `feature_flag.evaluation` event per result to the request's trace span
+ * (lib/telemetry/evaluation_events.ts).
+ *
+ * @param deps the app dependencies (the runtime holds the metrics)
+ * @param api which API evaluated (`cfgtool`, `ofrep`)
+ * @param t the triple evaluated
+ * @param results the engine's results: one, or a bulk answer's by flag key
+ * @param context the evaluation context (its `targeting_key` is the event's context id)
+ *
+ * @example
+ * ```ts
+ * import { observeEvaluations } from "./evaluate.ts";
+ * import { ServiceMetrics } from "../metrics/service_metrics.ts";
+ * import type { Runtime } from "../runtime/runtime.ts";
+ * const metrics = new ServiceMetrics();
+ * const runtime = { metrics } as unknown as Runtime;
+ * const r = { flag: "theme", value: "dark", variation: "dark", reason: "DEFAULT" as const, version: 1 };
+ * observeEvaluations({ runtime }, "cfgtool", { tenant: "acme", namespace: "web", environment: "prod" }, r, {});
+ * if (!(await metrics.render()).includes('flag="theme",variation="dark",reason="DEFAULT"} 1')) throw new Error();
+ * ```
+ */
+export function observeEvaluations(
+  deps: Pick<AppDeps, "runtime">,
+  api: "cfgtool" | "ofrep",
+  t: Triple,
+  results: EvaluationResult | Readonly<Record<string, EvaluationResult>>,
+  context: Context,
+): void {
+  const count = deps.runtime.metrics.evaluations(api, t.tenant, t.namespace);
+  const one = isResult(results);
+  if (one) count.add(results.flag, results.variation, results.reason, notFound(results));
+  else {
+    for (const k in results) {
+      const r = results[k]!;
+      count.add(r.flag, r.variation, r.reason, notFound(r));
+    }
+  }
+  const tk = context.targeting_key;
+  recordEvaluationEvents(one ? [results] : results, {
+    ...t,
+    contextId: typeof tk === "string" ? tk : undefined,
+  });
+}
+
+function isResult(
+  x: EvaluationResult | Readonly<Record<string, EvaluationResult>>,
+): x is EvaluationResult {
+  return typeof x.flag === "string" && typeof x.reason === "string";
+}
+
+function notFound(r: EvaluationResult): boolean {
+  return r.error_code === "FLAG_NOT_FOUND";
+}
+
 /** A parsed evaluation request body. */
 export interface EvaluationBody {
   /** The whole body. */
@@ -237,12 +301,16 @@ export function evaluateRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppE
         details: { field: "flag" },
       });
     }
-    return c.json(evaluateFlag(model, t.environment, flag, context));
+    const result = evaluateFlag(model, t.environment, flag, context);
+    observeEvaluations(deps, "cfgtool", t, result, context);
+    return c.json(result);
   });
 
   app.post("/evaluate/all", async (c) => {
     const { t, context, model } = await prepare(c);
-    return c.json({ version: model.version, flags: evaluateAll(model, t.environment, context) });
+    const flags = evaluateAll(model, t.environment, context);
+    observeEvaluations(deps, "cfgtool", t, flags, context);
+    return c.json({ version: model.version, flags });
   });
 
   return app;

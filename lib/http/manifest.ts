@@ -79,10 +79,14 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.put("/manifest", async (c) => {
-    const result = await pushManifest(deps, c.get("principal"), route(c), async () => ({
-      ifMatch: parseIfMatch(c.req.header("if-match")),
-      upload: await readUpload(c),
-    }));
+    let bytes = 0;
+    const result = await pushManifest(deps, c.get("principal"), route(c), async () => {
+      const ifMatch = parseIfMatch(c.req.header("if-match"));
+      const upload = await readUpload(c);
+      bytes = upload.bytes.length;
+      return { ifMatch, upload };
+    }, { requestId: c.get("requestId") });
+    deps.runtime.metrics.pushed(bytes, result.changed);
     return versionResponse(c, result.version, result.changed);
   });
 
@@ -125,7 +129,8 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
         throw new InvalidRequestError("version must be a non-negative integer");
       }
       return { version, message: stringField(body, "message") };
-    });
+    }, { requestId: c.get("requestId") });
+    deps.runtime.metrics.rolledBack(result.changed);
     return versionResponse(c, result.version, result.changed);
   });
 

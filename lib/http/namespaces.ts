@@ -36,7 +36,7 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
     const namespace = await createNamespace(deps, c.get("principal"), tenant, async () => {
       const body = await readJsonObject(c.req.raw);
       return { slug: requiredString(body, "slug"), description: stringField(body, "description") };
-    });
+    }, { requestId: c.get("requestId") });
     return c.json({ namespace, request_id: c.get("requestId") }, 201);
   });
 
@@ -89,6 +89,7 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
       tenant,
       namespace,
       async () => userRefField(await readJsonObject(c.req.raw)),
+      { requestId: c.get("requestId") },
     );
     return c.json({ admin, request_id: c.get("requestId") }, 201);
   });
@@ -96,7 +97,9 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
   app.delete("/:ns/admins/:user", async (c) => {
     const tenant = c.req.param("tenant")!;
     const namespace = c.req.param("ns");
-    await removeNamespaceAdmin(deps, c.get("principal"), tenant, namespace, c.req.param("user"));
+    await removeNamespaceAdmin(deps, c.get("principal"), tenant, namespace, c.req.param("user"), {
+      requestId: c.get("requestId"),
+    });
     return c.json({ removed: c.req.param("user"), request_id: c.get("requestId") });
   });
 

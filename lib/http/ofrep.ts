@@ -71,6 +71,7 @@ import {
   admitEvaluation,
   type EvaluationService,
   modelFor,
+  observeEvaluations,
   readEvaluationBody,
   type Triple,
 } from "./evaluate.ts";
@@ -287,6 +288,7 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
     const context = await readContext(c);
     const { model } = await modelFor(deps, svc, t);
     const r = evaluateFlag(model, t.environment, key, context);
+    observeEvaluations(deps, "ofrep", t, r, context);
     if (r.reason === "ERROR") {
       if (r.error_code === "FLAG_NOT_FOUND") {
         throw new OfrepError(
@@ -324,6 +326,7 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
     const url = new URL(c.req.url);
     const { model } = await modelFor(deps, svc, t, refetchVersion(url));
     const results = evaluateAll(model, t.environment, context);
+    observeEvaluations(deps, "ofrep", t, results, context);
     // authenticated above, so the header holds a bearer credential
     const streamUrl = p.kind === "token" && p.token.type === "namespace-client"
       ? eventStreamUrl(c.req.raw, bearerCredential(c.req.header("authorization")), deps.publicUrl)

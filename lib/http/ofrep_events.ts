@@ -136,6 +136,7 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
   const app = new Hono<AppEnv>();
   app.onError(ofrepErrorHandler(deps.log)); // refusals before the stream starts are OFREP's
   const streams = routeStreams(deps.settings, deps.runtime.shutdown, deps.now);
+  deps.runtime.metrics.addStreams("ofrep", () => streams.size); // cfgtool_event_streams_open
   const feeds = new RefetchFeeds(deps.runtime.heads, refetchEvent);
 
   app.get(EVENT_STREAM_PATH, async (c) => {

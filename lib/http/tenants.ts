@@ -34,7 +34,7 @@ export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
     const tenant = await createTenant(deps, c.get("principal"), async () => {
       const body = await readJsonObject(c.req.raw);
       return { slug: requiredString(body, "slug"), description: stringField(body, "description") };
-    });
+    }, { requestId: c.get("requestId") });
     return c.json({ tenant, request_id: c.get("requestId") }, 201);
   });
 
@@ -92,13 +92,16 @@ export function tenantRoutes(deps: AppDeps): Hono<AppEnv> {
       c.get("principal"),
       tenant,
       async () => userRefField(await readJsonObject(c.req.raw)),
+      { requestId: c.get("requestId") },
     );
     return c.json({ admin, request_id: c.get("requestId") }, 201);
   });
 
   app.delete("/:tenant/admins/:user", async (c) => {
     const tenant = c.req.param("tenant");
-    await removeTenantAdmin(deps, c.get("principal"), tenant, c.req.param("user"));
+    await removeTenantAdmin(deps, c.get("principal"), tenant, c.req.param("user"), {
+      requestId: c.get("requestId"),
+    });
     return c.json({ removed: c.req.param("user"), request_id: c.get("requestId") });
   });
 

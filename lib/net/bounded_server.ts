@@ -13,6 +13,21 @@
  * exposes internally; where it is missing, {@linkcode serveBounded} falls
  * back to `Deno.serve` and says so in the log.
  *
+ * The listener may be a TLS listener (`Deno.listenTls`): the HTTP engine
+ * then speaks HTTPS on each connection (HTTP/2 when the listener offers
+ * `h2` by ALPN and the client takes it). The header timeout, counted from
+ * the accept, covers the TLS handshake too: a connection whose handshake is
+ * not done by then is closed and stops counting toward `maxConnections`.
+ * Deno 2.9.6 limits what that close achieves: its TLS layer runs the
+ * handshake in a task of its own that holds the socket until the client
+ * sends something or goes away, so the descriptor of a client that stays
+ * silent is freed only then, not at the timeout (the fd limit's reserve,
+ * and the accept loop's pause on exhaustion, bound the damage).
+ * {@linkcode BoundedServer.replaceListener} swaps the
+ * listener while the server runs (new connections arrive on the new one,
+ * the open ones stay): lib/server/tls_reload.ts uses it to take a new
+ * certificate.
+ *
  * @module
  */
 import type { Logger } from "../log.ts";
@@ -33,12 +48,24 @@ export type ConnectionHandler = (
   info: Deno.ServeHandlerInfo<Deno.NetAddr>,
 ) => Response | Promise<Response>;
 
+/** A listener {@linkcode serveBounded} serves: plain TCP, or TLS. */
+export type HttpListener = Deno.TcpListener | Deno.TlsListener;
+
 /** A running {@linkcode serveBounded} server. */
 export interface BoundedServer {
   /** Resolves once the listener is closed and every connection has ended. */
   finished: Promise<void>;
   /** Open connections, and requests in flight on them (event streams among them). */
   stats(): { connections: number; inFlight: number };
+  /**
+   * Serves new connections from `next` and closes the current listener;
+   * connections already accepted keep being served, under the same limits.
+   * Resolves with true once the old listener's socket is closed (Deno
+   * drops it when its pending accept ends, a moment after `close()`), or
+   * with false (closing `next`) when the server is stopping or cannot swap
+   * listeners (the `Deno.serve` fallback).
+   */
+  replaceListener(next: HttpListener): Promise<boolean>;
 }
 
 /** Options of {@linkcode serveBounded}. */
@@ -49,6 +76,11 @@ export interface BoundedServeOptions {
   log: Logger;
   /** Aborting stops accepting and closes every connection once its requests end. */
   signal?: AbortSignal;
+  /**
+   * The certificate and key of a TLS listener, for the `Deno.serve`
+   * fallback only (which binds its own listener).
+   */
+  tls?: { cert: string; key: string };
 }
 
 type ServeOnConnection = (
@@ -66,6 +98,8 @@ interface Tracked {
   since: number;
   /** Has it sent a complete request head yet? */
   served: boolean;
+  /** Has the sweeper (or the handshake limit) closed it already? */
+  closing: boolean;
 }
 
 /** Delays between accept attempts while descriptors are exhausted, ms. */
@@ -95,7 +129,7 @@ const EXHAUSTION_LOG_EVERY_MS = 10_000;
  * ```
  */
 export function serveBounded(
-  listener: Deno.TcpListener,
+  listener: HttpListener,
   handler: ConnectionHandler,
   options: BoundedServeOptions,
 ): BoundedServer {
@@ -106,6 +140,12 @@ export function serveBounded(
   let live = 0; // connections whose HTTP engine has not finished yet
   let allEnded: (() => void) | undefined;
   let stopping = false;
+  /** The listener new connections come from; a replaced one's accept loop ends. */
+  let current = listener;
+  /** The accept loop of each listener, until it ends. */
+  const loops = new Map<HttpListener, Promise<void>>();
+  let acceptEnded!: () => void;
+  const noMoreAccepts = new Promise<void>((resolve) => (acceptEnded = resolve));
 
   const onError = (err: unknown): Response => {
     log("error", "unhandled error", { error: err instanceof Error ? err.message : String(err) });
@@ -118,8 +158,9 @@ export function serveBounded(
     for (const t of open) {
       if (t.inFlight > 0) continue;
       const limit = t.served ? limits.keepAliveTimeoutMs : limits.headerTimeoutMs;
-      if (now - t.since >= limit) {
-        open.delete(t);
+      // It stays in `open` (counted toward maxConnections) until its HTTP engine has ended.
+      if (!t.closing && now - t.since >= limit) {
+        t.closing = true;
         abortQuietly(t.close);
       }
     }
@@ -128,24 +169,45 @@ export function serveBounded(
 
   const stop = () => {
     stopping = true;
-    try {
-      listener.close();
-    } catch {
-      // already closed
-    }
+    closeListener(current);
     for (const t of open) abortQuietly(t.close);
   };
   if (signal?.aborted) stop();
   else signal?.addEventListener("abort", stop, { once: true });
 
-  const track = (conn: Deno.TcpConn) => {
+  const track = (conn: Deno.TcpConn | Deno.TlsConn) => {
     const t: Tracked = {
       close: new AbortController(),
       inFlight: 0,
       since: performance.now(),
       served: false,
+      closing: false,
     };
     open.add(t);
+    if (isTls(conn)) {
+      // hyper would wait forever for a handshake that never comes (no header timeout runs
+      // until it ends): the handshake gets the header time limit, counted from the accept.
+      t.closing = true; // the sweeper leaves it to the handshake limit
+      live++;
+      handshakeWithin(conn, limits.headerTimeoutMs, t.close.signal).then((ok) => {
+        if (ok) {
+          t.closing = false;
+          serveTracked(conn, t); // counts itself in `live` before this one leaves
+        } else {
+          closeQuietly(conn);
+          open.delete(t);
+          log("debug", "tls handshake not finished in time: connection closed", {
+            remote: `${conn.remoteAddr.hostname}:${conn.remoteAddr.port}`,
+          });
+        }
+        if (--live === 0) allEnded?.();
+      });
+      return;
+    }
+    serveTracked(conn, t);
+  };
+
+  const serveTracked = (conn: Deno.TcpConn | Deno.TlsConn, t: Tracked) => {
     const done = () => {
       t.inFlight--;
       t.since = performance.now();
@@ -163,6 +225,7 @@ export function serveBounded(
       open.delete(t);
       closeQuietly(conn);
       log("warn", "could not serve a connection", { error: String(err) });
+      if (live === 0) allEnded?.();
       return;
     }
     live++;
@@ -170,21 +233,29 @@ export function serveBounded(
       open.delete(t);
       if (--live === 0) allEnded?.();
     };
-    // Resets and broken pipes end one connection, not the server.
-    running.finished.then(end, end);
+    // Resets, broken pipes and failed TLS handshakes (a client that does not
+    // trust the certificate, plain HTTP sent to the TLS port) end one
+    // connection, not the server.
+    running.finished.then(end, (err) => {
+      log("debug", "connection ended with an error", {
+        remote: `${conn.remoteAddr.hostname}:${conn.remoteAddr.port}`,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      end();
+    });
   };
 
-  const acceptLoop = async () => {
+  const acceptLoop = async (from: HttpListener) => {
     let backoff = 0;
     let exhaustedSince = 0;
     let lastExhaustionLog = -Infinity;
     let shed = 0;
-    while (!stopping) {
-      let conn: Deno.TcpConn;
+    while (!stopping && from === current) {
+      let conn: Deno.TcpConn | Deno.TlsConn;
       try {
-        conn = await listener.accept();
+        conn = await from.accept();
       } catch (err) {
-        if (stopping || err instanceof Deno.errors.BadResource) break;
+        if (stopping || from !== current || err instanceof Deno.errors.BadResource) break;
         if (isDescriptorExhaustion(err)) {
           if (exhaustedSince === 0) {
             exhaustedSince = Date.now();
@@ -229,9 +300,17 @@ export function serveBounded(
       }
       track(conn);
     }
+    // A replaced listener's loop just ends; the server's own listener ending ends the server.
+    if (from === current) acceptEnded();
   };
+  const run = (from: HttpListener) => {
+    const loop = acceptLoop(from).finally(() => loops.delete(from));
+    loops.set(from, loop);
+  };
+  run(listener);
 
-  const finished = acceptLoop().then(async () => {
+  const finished = noMoreAccepts.then(async () => {
+    stopping = true;
     clearInterval(sweeper);
     if (live > 0) await new Promise<void>((resolve) => (allEnded = resolve));
   });
@@ -242,7 +321,57 @@ export function serveBounded(
       for (const t of open) inFlight += t.inFlight;
       return { connections: open.size, inFlight };
     },
+    replaceListener: async (next) => {
+      if (stopping) {
+        closeListener(next);
+        return false;
+      }
+      const previous = current;
+      current = next;
+      run(next);
+      // Its pending accept fails with BadResource and its loop ends (it is no longer current);
+      // the socket stays in the kernel's SO_REUSEPORT group until then.
+      closeListener(previous);
+      await loops.get(previous);
+      return true;
+    },
   };
+}
+
+function isTls(conn: Deno.TcpConn | Deno.TlsConn): conn is Deno.TlsConn {
+  return typeof (conn as Deno.TlsConn).handshake === "function";
+}
+
+/**
+ * Runs `conn`'s TLS handshake; resolves true once it is done, false when it
+ * fails, takes longer than `ms` or `signal` aborts (the caller closes it).
+ */
+async function handshakeWithin(
+  conn: Deno.TlsConn,
+  ms: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const limit = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    onAbort = () => resolve(false);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([conn.handshake().then(() => true, () => false), limit]);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort!);
+  }
+}
+
+function closeListener(listener: HttpListener): void {
+  try {
+    listener.close();
+  } catch {
+    // already closed
+  }
 }
 
 /**
@@ -306,9 +435,12 @@ function internalServeOnConnection(): ServeOnConnection | null {
   return typeof fn === "function" ? fn as ServeOnConnection : null;
 }
 
-/** Plain `Deno.serve` on the same address: no header timeout, no descriptor guard. */
+/**
+ * Plain `Deno.serve` on the same address (with the same certificate for a
+ * TLS listener): no header timeout, no descriptor guard, no listener swap.
+ */
 function fallback(
-  listener: Deno.TcpListener,
+  listener: HttpListener,
   handler: ConnectionHandler,
   options: BoundedServeOptions,
 ): BoundedServer {
@@ -320,6 +452,14 @@ function fallback(
     port,
     onListen: () => {},
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.tls ? { cert: options.tls.cert, key: options.tls.key } : {}),
   }, handler);
-  return { finished: server.finished, stats: () => ({ connections: 0, inFlight: 0 }) };
+  return {
+    finished: server.finished,
+    stats: () => ({ connections: 0, inFlight: 0 }),
+    replaceListener: (next) => {
+      closeListener(next);
+      return Promise.resolve(false);
+    },
+  };
 }

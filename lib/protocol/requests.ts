@@ -87,6 +87,8 @@ export interface AuditQuery {
   type?: string;
   /** Page size (default 50, max 500). */
   limit?: number;
-  /** Cursor: the `next` of the previous page. */
+  /** Cursor: the `next` of the previous page (older entries). */
   after?: string;
+  /** Only entries newer than this entry id (what a follower has not seen yet). */
+  since?: string;
 }

@@ -127,6 +127,10 @@ export class ModelCache {
   compilations = 0;
   /** Head reads done so far (for tests and metrics). */
   headReads = 0;
+  /** Lookups answered from the trusted head and its compiled model (metrics). */
+  hits = 0;
+  /** Lookups that read the head from the KV or compiled a model (metrics). */
+  misses = 0;
 
   constructor(kv: Deno.Kv, heads: HeadWatcher, options: ModelCacheOptions = {}) {
     this.#kv = kv;
@@ -159,8 +163,14 @@ export class ModelCache {
     options: GetOptions = {},
   ): Promise<CachedModel | null> {
     const e = this.#entry(tenant, namespace);
+    const trusted = this.#trusted(e, options);
     const head = await this.#currentHead(e, options);
-    if (head === null) return null;
+    if (head === null) {
+      this.misses++;
+      return null;
+    }
+    if (trusted && this.#compiledFor(e, head) !== null) this.hits++;
+    else this.misses++;
     return { head, model: await this.#model(e, head) };
   }
 
@@ -178,18 +188,21 @@ export class ModelCache {
     return this.#currentHead(this.#entry(tenant, namespace), {});
   }
 
+  /** Whether the entry's head can be used without reading the KV. */
+  #trusted(e: Entry, options: GetOptions): boolean {
+    const head = e.head;
+    return !(head === undefined || this.#now() < e.trustAfter ||
+      (options.minVersion !== undefined && (head === null || head.version < options.minVersion)));
+  }
+
   async #currentHead(e: Entry, options: GetOptions): Promise<Head | null> {
-    let head = e.head;
+    const cached = e.head;
+    if (cached !== undefined && this.#trusted(e, options)) return cached;
+    let head = await this.#readHead(e, false);
     if (
-      head === undefined || this.#now() < e.trustAfter ||
-      (options.minVersion !== undefined && (head === null || head.version < options.minVersion))
+      options.minVersion !== undefined && (head === null || head.version < options.minVersion)
     ) {
-      head = await this.#readHead(e, false);
-      if (
-        options.minVersion !== undefined && (head === null || head.version < options.minVersion)
-      ) {
-        head = await this.#readHead(e, true); // the shared read may have started too early
-      }
+      head = await this.#readHead(e, true); // the shared read may have started too early
     }
     return head;
   }
@@ -297,11 +310,17 @@ export class ModelCache {
     return promise;
   }
 
-  #model(e: Entry, head: Head): Promise<CompiledModel> {
+  /** The entry's model (or its compilation) for this head, or null. */
+  #compiledFor(e: Entry, head: Head): Promise<CompiledModel> | null {
     const c = e.compiled;
-    if (c !== null && c.version === head.version && c.hash === head.closure_hash) {
-      return c.promise;
-    }
+    return c !== null && c.version === head.version && c.hash === head.closure_hash
+      ? c.promise
+      : null;
+  }
+
+  #model(e: Entry, head: Head): Promise<CompiledModel> {
+    const ready = this.#compiledFor(e, head);
+    if (ready !== null) return ready;
     this.compilations++;
     const promise = (async () => {
       const files = await readFiles(this.#kv, e.tenant, e.namespace, head.version);

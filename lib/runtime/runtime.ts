@@ -2,10 +2,11 @@
  * The per-process state of one server, built once by `createServer` and
  * handed to every route: the credential cache, the head watcher and what
  * hangs off it (compiled models, the event hub), the manifest workers, the closure and archive
- * memos, the CORS origin index, the client rate limiter and the stream
- * guard. No other module keeps state of its own between requests, so two
- * servers in one process (as tests run them) share nothing, and closing a
- * server releases everything it held.
+ * memos, the CORS origin index, the client rate limiter, the stream guard
+ * and the server's metrics (which read the caches' counters). No other
+ * module keeps state of its own between requests, so two servers in one
+ * process (as tests run them) share nothing, and closing a server releases
+ * everything it held.
  *
  * Writes made through this process tell the runtime what they changed
  * ({@linkcode Runtime.namespaceChanged}, {@linkcode Runtime.tenantChanged})
@@ -16,13 +17,14 @@
  */
 import { CredentialCache } from "../auth/credential_cache.ts";
 import { StreamGuard } from "../auth/stream_guard.ts";
-import { ClosureMemo } from "../closure/memo.ts";
 import { EventHub } from "../events/hub.ts";
 import type { Logger } from "../log.ts";
 import type { ServiceSettings } from "../settings.ts";
 import { HeadWatcher } from "../store/head_watcher.ts";
 import { ManifestWorkers } from "../workers/manifest_workers.ts";
+import { ServiceMetrics } from "../metrics/service_metrics.ts";
 import { ClientOriginIndex } from "./client_origins.ts";
+import { CountedMemo } from "./counted_memo.ts";
 import { ModelCache } from "./model_cache.ts";
 import { RateLimiter } from "./rate_limiter.ts";
 
@@ -40,6 +42,8 @@ export interface RuntimeOptions {
   startWorkers?: boolean;
   /** Clock, for tests. */
   now?: () => Date;
+  /** The server's metrics (default: metrics of its own, never scraped). */
+  metrics?: ServiceMetrics;
 }
 
 /**
@@ -70,15 +74,17 @@ export class Runtime {
   /** The event-stream hub. */
   readonly hub: EventHub;
   /** Archives of subscription closures, shared by the closure endpoint and the streams. */
-  readonly closures: ClosureMemo;
+  readonly closures: CountedMemo;
   /** Archives of whole manifest versions (`GET …/manifest`). */
-  readonly manifests: ClosureMemo;
+  readonly manifests: CountedMemo;
   /** Origins of namespace-client tokens, for preflights. */
   readonly origins: ClientOriginIndex;
   /** The namespace-client rate limiter. */
   readonly limiter: RateLimiter;
   /** Token records, so that authenticating a known token reads nothing from the KV. */
   readonly credentials: CredentialCache;
+  /** The server's metrics: what happens here is counted there. */
+  readonly metrics: ServiceMetrics;
   /** Aborted by {@linkcode Runtime.close}: long-lived streams end on it. */
   readonly shutdown: AbortSignal;
   readonly #stop = new AbortController();
@@ -100,8 +106,8 @@ export class Runtime {
       log,
       workers: this.workers,
     });
-    this.closures = new ClosureMemo();
-    this.manifests = new ClosureMemo({ maxEntries: 256, maxBytes: 32 * 1024 * 1024 });
+    this.closures = new CountedMemo();
+    this.manifests = new CountedMemo({ maxEntries: 256, maxBytes: 32 * 1024 * 1024 });
     this.hub = new EventHub({
       kv,
       key: options.key,
@@ -119,6 +125,12 @@ export class Runtime {
       kv,
       signal: this.shutdown,
     });
+    this.metrics = options.metrics ?? new ServiceMetrics();
+    this.metrics.addCache("credentials", this.credentials);
+    this.metrics.addCache("models", this.models);
+    this.metrics.addCache("closures", this.closures);
+    this.metrics.addCache("manifest_archives", this.manifests);
+    this.metrics.addStreams("cfgtool", () => this.hub.stats.connections);
   }
 
   /**

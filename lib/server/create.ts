@@ -1,6 +1,8 @@
 /**
- * The flag service's request handler over an opened KV: the HTTP app and
- * the per-process runtime it serves from, plus background retention.
+ * The flag service's request handler over an opened KV: the HTTP app, the
+ * per-process runtime it serves from and the server's metrics (its own
+ * registry; the KV it hands on is measured, lib/telemetry/instrumented_kv.ts),
+ * plus background retention.
  * `serve` (lib/server/serve.ts) binds it to a port.
  *
  * @module
@@ -11,6 +13,9 @@ import { createLogger, type Logger } from "../log.ts";
 import { resolveSettings, type ServiceSettings } from "../settings.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import { startRetention } from "../store/retention.ts";
+import { startAuditRetention } from "../store/audit_retention.ts";
+import { ServiceMetrics } from "../metrics/service_metrics.ts";
+import { instrumentKv } from "../telemetry/instrumented_kv.ts";
 
 /** Options of {@linkcode createServer}. */
 export interface ServerOptions {
@@ -31,6 +36,17 @@ export interface ServerOptions {
    * starting one costs its caller tens of milliseconds).
    */
   startWorkers?: boolean;
+  /**
+   * Bearer token that may scrape `GET /metrics` from any address; without it
+   * only loopback clients may.
+   */
+  metricsToken?: string;
+  /**
+   * Count metrics, measure KV operations and answer `GET /metrics` (default
+   * true). Off, the KV is used unwrapped and `/metrics` is 404: benchmarks
+   * compare the two.
+   */
+  metrics?: boolean;
 }
 
 /** A request handler and what it holds open. */
@@ -61,15 +77,24 @@ export interface FlagServer {
 export function createServer(options: ServerOptions): FlagServer {
   const log = options.log ?? createLogger();
   const settings = resolveSettings(options.settings);
+  const metrics = new ServiceMetrics({
+    enabled: options.metrics ?? true,
+    ...(options.metricsToken === undefined ? {} : { token: options.metricsToken }),
+  });
+  // every KV operation of this server is timed and traced (cfgtool.kv.<op>)
+  const kv = metrics.enabled
+    ? instrumentKv(options.kv, (op, seconds, outcome) => metrics.observeKv(op, seconds, outcome))
+    : options.kv;
   const runtime = new Runtime({
-    kv: options.kv,
+    kv,
+    metrics,
     key: options.key,
     log,
     settings,
     ...(options.startWorkers ? { startWorkers: true } : {}),
   });
   const app = createApp({
-    kv: options.kv,
+    kv,
     key: options.key,
     log,
     settings,
@@ -77,17 +102,23 @@ export function createServer(options: ServerOptions): FlagServer {
     ...(options.publicUrl ? { publicUrl: options.publicUrl.replace(/\/+$/, "") } : {}),
     ...(options.mail ? { mail: options.mail } : {}),
   });
-  const retention = startRetention(options.kv, {
+  const retention = startRetention(kv, {
     policy: { days: settings.retentionDays, versions: settings.retentionVersions },
     intervalMs: settings.pruneIntervalMs,
     log,
+  });
+  const auditRetention = startAuditRetention(kv, {
+    retentionMs: settings.auditRetentionMs,
+    intervalMs: settings.pruneIntervalMs,
+    log,
+    onPruned: (result) => metrics.auditPruned(result),
   });
   return {
     fetch: (req, info) => app.fetch(req, info ? { remoteAddr: info.remoteAddr } : {}),
     runtime,
     close: async () => {
       runtime.close();
-      await retention.stop();
+      await Promise.all([retention.stop(), auditRetention.stop()]);
     },
   };
 }

@@ -1,7 +1,9 @@
 /**
- * `serve(options)`: binds the port, opens the KV and the token key, and
- * serves the flag service (lib/server/create.ts) with connection limits
- * (lib/net/bounded_server.ts) until its signal aborts.
+ * `serve(options)`: binds the port (HTTPS with a TLS pair), opens the KV
+ * and the token key, and serves the flag service (lib/server/create.ts)
+ * with connection limits (lib/net/bounded_server.ts) until its signal
+ * aborts. With a TLS pair, each `reload` event (SIGHUP) reads the pair
+ * again and serves new connections with it (lib/server/tls_reload.ts).
  *
  * @module
  */
@@ -14,9 +16,11 @@ import { DEFAULT_MAIL_FROM, smtpTarget } from "../auth/login/mailer.ts";
 import type { MailSettings } from "../http/deps.ts";
 import { openTokenKey } from "../auth/hmac_key.ts";
 import { DESCRIPTOR_RESERVE, resolveSettings, type ServiceSettings } from "../settings.ts";
-import { type ConnectionLimits, serveBounded } from "../net/bounded_server.ts";
+import { type ConnectionLimits, type HttpListener, serveBounded } from "../net/bounded_server.ts";
 import { raiseDescriptorLimit } from "../net/fd_limit.ts";
 import { createServer, type FlagServer } from "./create.ts";
+import { listenTls, readableByOthers, readTlsPair, type TlsPair } from "./tls.ts";
+import { certificateFields, type TlsReloader, watchTlsReloads } from "./tls_reload.ts";
 
 /** Options of {@linkcode serve}. Aborting `signal` with a string reason (`"SIGTERM"`) names it in the shutdown log line. */
 export interface ServeOptions {
@@ -38,14 +42,31 @@ export interface ServeOptions {
   hostname?: string;
   /** Port; 0 picks a free one (default 8080). */
   port?: number;
-  /** Where logs go. */
+  /** Where logs go (default: JSON lines on stderr at `logLevel` and above). */
   log?: Logger;
+  /** The least severe level logged when `log` is not given (default `info`). */
+  logLevel?: "debug" | "info" | "warn" | "error";
+  /**
+   * Serve HTTPS with this certificate chain (`certFile`, PEM, leaf first)
+   * and its private key (`keyFile`, PEM), HTTP/2 and HTTP/1.1 by ALPN. Read
+   * again at each `reload` event.
+   */
+  tls?: { certFile: string; keyFile: string };
+  /**
+   * Each `reload` event reads the TLS pair again (the CLI sends one on
+   * SIGHUP); without `tls` it is logged and ignored.
+   */
+  reloads?: EventTarget;
+  /** Bearer token that may scrape `GET /metrics` from any address (never logged). */
+  metricsToken?: string;
+  /** The configuration file the options came from, named in the `listening` line. */
+  configFile?: string;
   /** Aborting this stops the server. */
   signal?: AbortSignal;
   /** Tunables; unset ones take the defaults of lib/settings.ts. */
   settings?: Partial<ServiceSettings>;
-  /** Called once the server listens, with its address. */
-  onListen?: (addr: { hostname: string; port: number }) => void;
+  /** Called once the server listens, with its address and URL (`http://…` or `https://…`). */
+  onListen?: (addr: { hostname: string; port: number; url: string }) => void;
   /**
    * This process is worker `worker` of a `serve --workers` group
    * (lib/server/supervisor.ts): it binds the port with `SO_REUSEPORT`, next
@@ -70,7 +91,7 @@ export interface ServeOptions {
  */
 export async function serve(options: ServeOptions = {}): Promise<void> {
   const stderr = bufferedWriter();
-  const log = options.log ?? createLogger("info", stderr.write);
+  const log = options.log ?? createLogger(options.logLevel ?? "info", stderr.write);
   try {
     await serveWith(options, log);
   } finally {
@@ -84,8 +105,12 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
   const port = options.port ?? 8080;
   const settings = resolveSettings(options.settings);
   const descriptors = raiseDescriptorLimit();
+  const pair = options.tls ? await readTlsPair(options.tls) : undefined;
+  // SO_REUSEPORT: a worker shares the port with its siblings; a TLS reload binds a
+  // second listener next to the first (lib/server/tls_reload.ts).
+  const reusePort = options.worker !== undefined || (pair !== undefined && reusePortAvailable());
   // Bind before anything touches the disk: a busy port must leave no KV file or key behind.
-  const listener = bind(hostname, port, options.worker !== undefined);
+  const listener = bind(hostname, port, options.worker !== undefined, reusePort, pair);
   let kv: Deno.Kv | undefined;
   let loaded;
   try {
@@ -121,13 +146,38 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
     settings,
     startWorkers: true,
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+    ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}),
     mail,
   });
   const stop = new AbortController();
   const handler = options.worker === undefined
     ? server.fetch
     : tagWorker(server.fetch, options.worker);
-  const http = serveBounded(listener, handler, { limits, log, signal: stop.signal });
+  const http = serveBounded(listener, handler, {
+    limits,
+    log,
+    signal: stop.signal,
+    ...(pair ? { tls: { cert: pair.cert, key: pair.key } } : {}),
+  });
+  const addr = { hostname: listener.addr.hostname, port: listener.addr.port };
+  let reloader: TlsReloader | undefined;
+  const onReloadWithoutTls = () =>
+    log("info", "reload requested (SIGHUP): nothing to reload without --tls-cert");
+  if (pair && options.tls && options.reloads) {
+    reloader = watchTlsReloads({
+      paths: options.tls,
+      listen: { ...addr, backlog: LISTEN_BACKLOG },
+      canRebind: reusePort,
+      replace: (next) => http.replaceListener(next),
+      // in a worker group, say which worker reloaded
+      log: options.worker === undefined
+        ? log
+        : (level, msg, fields) => log(level, msg, { ...fields, worker: options.worker }),
+      reloads: options.reloads,
+    });
+  } else {
+    options.reloads?.addEventListener("reload", onReloadWithoutTls);
+  }
   const onAbort = () => {
     const { connections, inFlight } = http.stats();
     const reason = options.signal?.reason;
@@ -142,14 +192,28 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
   };
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener("abort", onAbort, { once: true });
-  const addr = { hostname: listener.addr.hostname, port: listener.addr.port };
+  const url = `${pair ? "https" : "http"}://${addr.hostname}:${addr.port}`;
+  if (pair) {
+    log(pair.expired ? "warn" : "info", "tls certificate", {
+      cert: pair.paths.certFile,
+      ...certificateFields(pair),
+    });
+    if (readableByOthers(pair.paths.keyFile)) {
+      log("warn", "tls key file is readable by its group or everyone: chmod 600 it", {
+        key: pair.paths.keyFile,
+      });
+    }
+  }
   log("info", "listening", {
-    url: `http://${addr.hostname}:${addr.port}`,
+    url,
     kv: describeKv(kvSpec),
+    ...(options.configFile !== undefined ? { config: options.configFile } : {}),
     ...(options.worker !== undefined ? { worker: options.worker, pid: Deno.pid } : {}),
   });
-  options.onListen?.(addr);
+  options.onListen?.({ ...addr, url });
   await http.finished;
+  await reloader?.stop();
+  options.reloads?.removeEventListener("reload", onReloadWithoutTls);
   await server.close();
   // this process's event streams stop counting toward the installation-wide limit at once
   await server.runtime.hub.registry.close();
@@ -181,14 +245,28 @@ function mailSettings(kvSpec: string, options: ServeOptions, log: Logger): MailS
 /** Pending connections the kernel may queue before accept (Deno's default is 511). */
 const LISTEN_BACKLOG = 4096;
 
-function bind(hostname: string, port: number, reusePort: boolean): Deno.TcpListener {
-  // SO_REUSEPORT is an unstable API; without --unstable-net Deno ends the process on it
-  if (reusePort && typeof Deno.listenDatagram !== "function") {
+/** Is `SO_REUSEPORT` usable? It is an unstable API: without --unstable-net Deno ends the process on it. */
+function reusePortAvailable(): boolean {
+  return typeof Deno.listenDatagram === "function";
+}
+
+function bind(
+  hostname: string,
+  port: number,
+  worker: boolean,
+  reusePort: boolean,
+  pair: TlsPair | undefined,
+): HttpListener {
+  if (worker && !reusePortAvailable()) {
     throw new UsageError(
       "a --workers worker binds its port with SO_REUSEPORT: run it with --unstable-net",
     );
   }
   try {
+    // SO_REUSEPORT would let this process share a port another server of the same user
+    // holds: a lone process (not a worker of a group) first makes sure the port is free.
+    if (pair && reusePort && !worker && port !== 0) Deno.listen({ hostname, port }).close();
+    if (pair) return listenTls(pair, { hostname, port, reusePort, backlog: LISTEN_BACKLOG });
     // A reconnect storm (thousands of event-stream clients after a restart) overflows the
     // default queue of 511 pending connections; the kernel caps this at net.core.somaxconn.
     return Deno.listen({

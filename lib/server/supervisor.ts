@@ -3,8 +3,9 @@
  * This process (the parent) serves nothing itself: it picks the port,
  * starts N copies of itself as `serve` workers that each bind the port with
  * `SO_REUSEPORT` (Linux spreads incoming connections over them), waits for
- * all of them to listen, forwards SIGINT/SIGTERM to them, and restarts a
- * worker that dies with a growing delay (1 s doubling to 30 s; a worker that
+ * all of them to listen, forwards SIGINT/SIGTERM to them (and SIGHUP, the
+ * TLS certificate reload, on each `reload` event), and restarts a worker
+ * that dies with a growing delay (1 s doubling to 30 s; a worker that
  * ran a minute starts over at 1 s). A worker that dies five times in a row
  * without running a minute makes the parent stop the others and exit 1.
  *
@@ -13,6 +14,9 @@
  * and script, plus `--unstable-net` (`SO_REUSEPORT` is an unstable Deno
  * API); a compiled binary runs itself (it must have been compiled with
  * `--unstable-net`). The command line comes from `/proc/self/cmdline`.
+ * Secrets (an SMTP password, the metrics token) reach the workers through
+ * their environment (`env`), never on their command lines, where `ps`
+ * would show them.
  *
  * Workers read their stdin, a pipe from the parent: when it closes (the
  * parent died, even by SIGKILL) they shut down. Every cross-process rule
@@ -55,12 +59,16 @@ export interface WorkerGroupOptions {
   port: number;
   /** `serve` arguments every worker gets (not `--port`, `--workers`). */
   args: string[];
+  /** Environment variables every worker gets on top of this process's (secrets go here). */
+  env?: Record<string, string>;
+  /** Each `reload` event sends SIGHUP to every running worker (they reload their TLS pair). */
+  reloads?: EventTarget;
   /** Where the parent's own lines go (default: JSON on stderr). */
   log?: Logger;
   /** Aborting it stops the workers, with its reason (`"SIGINT"`, `"SIGTERM"`) as their signal. */
   signal?: AbortSignal;
   /** Called once every worker listens. */
-  onListen?: (addr: { hostname: string; port: number }) => void;
+  onListen?: (addr: { hostname: string; port: number; url: string }) => void;
   /** How to start a worker (default {@linkcode selfLauncher}). */
   launcher?: Launcher;
   /** Restart policy (defaults in the module documentation). */
@@ -76,7 +84,7 @@ const DEFAULT_RESTART: RestartPolicy = {
   maxFailures: 5,
 };
 
-const LISTENING = /cfgtool listening on (http:\/\/\S+)/;
+const LISTENING = /cfgtool listening on (https?:\/\/\S+)/;
 
 /**
  * The launcher of a copy of this process, from its command line
@@ -208,6 +216,10 @@ interface Worker {
   /** Resolves with the worker's URL once it listens; rejects if it exits first. */
   ready: Promise<string>;
   status: Promise<Deno.CommandStatus>;
+  /** Has it printed its listening line (and so set up its SIGHUP handler)? */
+  listening: boolean;
+  /** A reload came while it was starting: send SIGHUP once it listens. */
+  reloadPending: boolean;
 }
 
 /**
@@ -255,13 +267,27 @@ export async function serveWorkers(options: WorkerGroupOptions): Promise<void> {
       stdin: "piped", // never written: it closes when this process dies, and the worker stops
       stdout: "piped",
       stderr: "inherit",
+      ...(options.env ? { env: options.env } : {}),
     }).spawn();
     const status = child.status;
     const ready = readListening(child.stdout, status);
-    const w: Worker = { index, child, startedAt: Date.now(), ready, status };
+    const w: Worker = {
+      index,
+      child,
+      startedAt: Date.now(),
+      ready,
+      status,
+      listening: false,
+      reloadPending: false,
+    };
     workers[index] = w;
     ready.then(
-      (url) => log("info", "worker listening", { worker: index, pid: child.pid, url }),
+      (url) => {
+        w.listening = true;
+        log("info", "worker listening", { worker: index, pid: child.pid, url });
+        // It may have read the TLS pair before the reload that came while it started.
+        if (w.reloadPending && !stopping) kill(child, "SIGHUP");
+      },
       () => {},
     );
     void status.then((s) => onExit(w, s));
@@ -326,6 +352,17 @@ export async function serveWorkers(options: WorkerGroupOptions): Promise<void> {
   };
   if (options.signal?.aborted) return;
   options.signal?.addEventListener("abort", onAbort, { once: true });
+  const onReload = () => {
+    if (stopping) return;
+    const live = workers.filter((w): w is Worker => w !== null);
+    log("info", "reloading workers", { signal: "SIGHUP", workers: live.length });
+    for (const w of live) {
+      // SIGHUP ends a process that has no handler for it yet: a starting worker gets it later.
+      if (w.listening) kill(w.child, "SIGHUP");
+      else w.reloadPending = true;
+    }
+  };
+  options.reloads?.addEventListener("reload", onReload);
 
   try {
     // The first worker alone creates the store and the token key file; then the others.
@@ -347,7 +384,11 @@ export async function serveWorkers(options: WorkerGroupOptions): Promise<void> {
       const pids = workers.map((w) => w?.child.pid ?? null);
       log("info", "workers listening", { url, workers: options.workers, pids });
       const u = new URL(url);
-      options.onListen?.({ hostname: u.hostname.replace(/^\[|\]$/g, ""), port: Number(u.port) });
+      options.onListen?.({
+        hostname: u.hostname.replace(/^\[|\]$/g, ""),
+        port: Number(u.port),
+        url,
+      });
     }
     while (!stopping || workers.some((w) => w !== null)) {
       await new Promise<void>((resolve) => (wake = resolve));
@@ -355,6 +396,7 @@ export async function serveWorkers(options: WorkerGroupOptions): Promise<void> {
     if (failed.error !== null) throw failed.error;
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
+    options.reloads?.removeEventListener("reload", onReload);
     if (graceTimer !== undefined) clearTimeout(graceTimer);
     for (const t of timers) clearTimeout(t);
   }

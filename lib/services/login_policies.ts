@@ -23,6 +23,7 @@ import type { LoginPolicyRecord } from "../protocol/login_policy.ts";
 import { eventAuditEntry } from "../store/audit.ts";
 import { findLoginPolicy, putLoginPolicy } from "../store/login_policies.ts";
 import { getTenant } from "../store/tenants.ts";
+import { withSpan } from "../telemetry/spans.ts";
 import { clockOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
 
 /**
@@ -57,45 +58,47 @@ import { clockOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.t
  * kv.close();
  * ```
  */
-export async function setLoginPolicy(
+export function setLoginPolicy(
   deps: ServiceDeps,
   principal: Principal,
   tenant: string,
   body: Deferred<unknown>,
   ctx: RequestContext,
 ): Promise<LoginPolicyRecord> {
-  await authorize(deps.kv, principal, "tenant.login", { tenant });
-  await getTenant(deps.kv, tenant);
-  const policy = parseLoginPolicy(await resolveInput(body));
-  const now = clockOf(deps)();
-  const previous = await findLoginPolicy(deps.kv, tenant);
-  if (policy.method === "oidc" && !isSuperadmin(principal)) {
-    const before = previous?.policy;
-    const same = before?.method === "oidc" && before.issuer === policy.issuer &&
-      before.client_id === policy.client_id &&
-      before.client_secret_ref === policy.client_secret_ref;
-    if (!same) {
-      throw new ForbiddenError(
-        "Only a superadmin can set an OIDC policy's issuer, client_id or client_secret_ref " +
-          "(the server sends the secret to the issuer); a tenant admin may change the rest",
-      );
+  return withSpan("cfgtool.service.set_login_policy", { "cfgtool.tenant": tenant }, async () => {
+    await authorize(deps.kv, principal, "tenant.login", { tenant });
+    await getTenant(deps.kv, tenant);
+    const policy = parseLoginPolicy(await resolveInput(body));
+    const now = clockOf(deps)();
+    const previous = await findLoginPolicy(deps.kv, tenant);
+    if (policy.method === "oidc" && !isSuperadmin(principal)) {
+      const before = previous?.policy;
+      const same = before?.method === "oidc" && before.issuer === policy.issuer &&
+        before.client_id === policy.client_id &&
+        before.client_secret_ref === policy.client_secret_ref;
+      if (!same) {
+        throw new ForbiddenError(
+          "Only a superadmin can set an OIDC policy's issuer, client_id or client_secret_ref " +
+            "(the server sends the secret to the issuer); a tenant admin may change the rest",
+        );
+      }
     }
-  }
-  const record: LoginPolicyRecord = {
-    tenant_slug: tenant,
-    policy,
-    updated_at: now.toISOString(),
-    updated_by: principalId(principal),
-  };
-  await putLoginPolicy(
-    deps.kv,
-    record,
-    eventAuditEntry("tenant.login_policy_changed", actorOf(principal, ctx.requestId), now, {
+    const record: LoginPolicyRecord = {
       tenant_slug: tenant,
-      details: { method: policy.method, previous_method: previous?.policy.method ?? null },
-    }),
-  );
-  return record;
+      policy,
+      updated_at: now.toISOString(),
+      updated_by: principalId(principal),
+    };
+    await putLoginPolicy(
+      deps.kv,
+      record,
+      eventAuditEntry("tenant.login_policy_changed", actorOf(principal, ctx.requestId), now, {
+        tenant_slug: tenant,
+        details: { method: policy.method, previous_method: previous?.policy.method ?? null },
+      }),
+    );
+    return record;
+  });
 }
 
 /**
@@ -119,16 +122,20 @@ export async function setLoginPolicy(
  * kv.close();
  * ```
  */
-export async function getLoginPolicy(
+export function getLoginPolicy(
   deps: { kv: Deno.Kv },
   principal: Principal,
   tenant: string,
 ): Promise<LoginPolicyRecord> {
-  await authorize(deps.kv, principal, "tenant.login", { tenant });
-  await getTenant(deps.kv, tenant);
-  const record = await findLoginPolicy(deps.kv, tenant);
-  if (record === null) throw new NotFoundError("not_found", `Tenant ${tenant} has no login policy`);
-  return record;
+  return withSpan("cfgtool.service.get_login_policy", { "cfgtool.tenant": tenant }, async () => {
+    await authorize(deps.kv, principal, "tenant.login", { tenant });
+    await getTenant(deps.kv, tenant);
+    const record = await findLoginPolicy(deps.kv, tenant);
+    if (record === null) {
+      throw new NotFoundError("not_found", `Tenant ${tenant} has no login policy`);
+    }
+    return record;
+  });
 }
 
 function isSuperadmin(p: Principal): boolean {

@@ -3,13 +3,17 @@
  * authorises the caller (`manifest.write`), finds the namespace's head (404
  * `namespace_not_found`), decodes and validates the manifest through the
  * runtime's workers (422 `invalid_manifest`), commits through
- * lib/store/versions.ts, and tells the runtime which namespace changed. The
- * HTTP layer only reads requests and shapes responses.
+ * lib/store/versions.ts (a new version commits with its audit entry,
+ * `manifest.pushed` or `manifest.rolled_back`, the caller as actor), and
+ * tells the runtime which namespace changed. Each runs in a trace span
+ * `cfgtool.service.<operation>`. The HTTP layer only reads requests and
+ * shapes responses.
  *
  * @module
  */
+import type { RequestContext } from "../auth/deps.ts";
 import { authorize } from "../auth/permissions.ts";
-import { type Principal, principalId } from "../auth/principal.ts";
+import { actorOf, type Principal, principalId } from "../auth/principal.ts";
 import { hashFileSet } from "../closure/hash.ts";
 import { InvalidRequestError, NotFoundError, type Problem, ProblemsError } from "../errors.ts";
 import type { Environment } from "../flags/model.ts";
@@ -20,6 +24,7 @@ import {
   type Head,
   readFiles,
 } from "../store/versions.ts";
+import { withSpan } from "../telemetry/spans.ts";
 import type { ManifestWorkers } from "../workers/manifest_workers.ts";
 import type { PreparedUpload, UploadFormat } from "../workers/manifest_work.ts";
 import { clockOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
@@ -100,22 +105,29 @@ export interface LintResult {
  * kv.close();
  * ```
  */
-export async function manifestTarget(
+export function manifestTarget(
   deps: ServiceDeps,
   principal: Principal,
   ref: NamespaceRef,
   action: "manifest.read" | "manifest.write" | "versions.read",
 ): Promise<Head> {
-  const { tenant, namespace } = ref;
-  await authorize(deps.kv, principal, action, { tenant, namespace });
-  const head = await getHead(deps.kv, tenant, namespace);
-  if (head === null) {
-    throw new NotFoundError(
-      "namespace_not_found",
-      `No namespace ${namespace} in tenant ${tenant}`,
-    );
-  }
-  return head;
+  return withSpan("cfgtool.service.manifest_target", refAttributes(ref), async () => {
+    const { tenant, namespace } = ref;
+    await authorize(deps.kv, principal, action, { tenant, namespace });
+    const head = await getHead(deps.kv, tenant, namespace);
+    if (head === null) {
+      throw new NotFoundError(
+        "namespace_not_found",
+        `No namespace ${namespace} in tenant ${tenant}`,
+      );
+    }
+    return head;
+  });
+}
+
+/** The span attributes naming a namespace. */
+function refAttributes(ref: NamespaceRef): Record<string, string> {
+  return { "cfgtool.tenant": ref.tenant, "cfgtool.namespace": ref.namespace };
 }
 
 /**
@@ -123,13 +135,16 @@ export async function manifestTarget(
  * namespace (404), then reads the request, decodes and validates the
  * manifest off the event loop when large (400, 413, 422 with every
  * problem), commits it as the next version (412 when `ifMatch` is not the
- * head) and, when the content changed, tells the runtime, so the next
- * evaluation sees the new version. An unchanged manifest commits nothing.
+ * head; nothing is written then) with its `manifest.pushed` audit entry
+ * and, when the content changed, tells the runtime, so the next
+ * evaluation sees the new version. An unchanged manifest commits nothing
+ * and is not audited.
  *
  * @param deps store, runtime, clock
  * @param principal the caller
  * @param ref the namespace
  * @param request the manifest and `If-Match`, read only once authorised
+ * @param ctx the request (its id goes into the audit entry)
  * @returns the new version (or the head when unchanged) and whether it changed
  *
  * @example
@@ -152,7 +167,7 @@ export async function manifestTarget(
  * const files = { "namespace.toml": "schema_version = 1\n[namespace.environments.prod]\n" };
  * const bytes = new TextEncoder().encode(JSON.stringify({ files, message: "first" }));
  * const ref = { tenant: "acme", namespace: "web" };
- * const pushed = await pushManifest({ kv, runtime }, admin, ref, { upload: { format: "json", bytes } });
+ * const pushed = await pushManifest({ kv, runtime }, admin, ref, { upload: { format: "json", bytes } }, { requestId: "r2" });
  * if (pushed.version.version !== 1 || !pushed.changed || pushed.version.message !== "first") {
  *   throw new Error();
  * }
@@ -160,30 +175,34 @@ export async function manifestTarget(
  * kv.close();
  * ```
  */
-export async function pushManifest(
+export function pushManifest(
   deps: ServiceDeps,
   principal: Principal,
   ref: NamespaceRef,
   request: Deferred<PushRequest>,
+  ctx: RequestContext,
 ): Promise<CommitResult> {
-  await manifestTarget(deps, principal, ref, "manifest.write");
-  const { upload, ifMatch } = await resolveInput(request);
-  const prepared = await prepare(deps.runtime.workers, upload);
-  if (prepared.problemCount > 0) {
-    throw new ProblemsError(prepared.problems, undefined, undefined, prepared.problemCount);
-  }
-  const result = await commitVersion(deps.kv, {
-    ...ref,
-    files: prepared.files,
-    hashed: { closureHash: prepared.closureHash, blobIds: prepared.blobIds },
-    environments: prepared.environments,
-    created_by: principalId(principal),
-    message: prepared.message ?? null,
-    now: clockOf(deps),
-    ...(ifMatch === undefined ? {} : { ifMatch }),
+  return withSpan("cfgtool.service.push_manifest", refAttributes(ref), async () => {
+    await manifestTarget(deps, principal, ref, "manifest.write");
+    const { upload, ifMatch } = await resolveInput(request);
+    const prepared = await prepare(deps.runtime.workers, upload);
+    if (prepared.problemCount > 0) {
+      throw new ProblemsError(prepared.problems, undefined, undefined, prepared.problemCount);
+    }
+    const result = await commitVersion(deps.kv, {
+      ...ref,
+      files: prepared.files,
+      hashed: { closureHash: prepared.closureHash, blobIds: prepared.blobIds },
+      environments: prepared.environments,
+      created_by: principalId(principal),
+      actor: actorOf(principal, ctx.requestId),
+      message: prepared.message ?? null,
+      now: clockOf(deps),
+      ...(ifMatch === undefined ? {} : { ifMatch }),
+    });
+    if (result.changed) deps.runtime.namespaceChanged(ref.tenant, ref.namespace);
+    return result;
   });
-  if (result.changed) deps.runtime.namespaceChanged(ref.tenant, ref.namespace);
-  return result;
 }
 
 /**
@@ -221,30 +240,35 @@ export async function pushManifest(
  * kv.close();
  * ```
  */
-export async function lintManifest(
+export function lintManifest(
   deps: ServiceDeps,
   principal: Principal,
   ref: NamespaceRef,
   upload: Deferred<ManifestUpload>,
 ): Promise<LintResult> {
-  await manifestTarget(deps, principal, ref, "manifest.write");
-  const { problems, problemCount } = await prepare(
-    deps.runtime.workers,
-    await resolveInput(upload),
-  );
-  return { ok: problemCount === 0, problems, problemCount };
+  return withSpan("cfgtool.service.lint_manifest", refAttributes(ref), async () => {
+    await manifestTarget(deps, principal, ref, "manifest.write");
+    const { problems, problemCount } = await prepare(
+      deps.runtime.workers,
+      await resolveInput(upload),
+    );
+    return { ok: problemCount === 0, problems, problemCount };
+  });
 }
 
 /**
  * Rolls a namespace back: authorises `manifest.write` (403), finds the
  * namespace (404), reads the files of the requested version (404 when it
  * does not exist), validates them again (422), commits them as a new
- * version and, when the content changed, tells the runtime.
+ * version with its `manifest.rolled_back` audit entry (`rolled_back_to`:
+ * the version) and, when the content changed, tells the runtime. A
+ * rollback to the head's content commits nothing and is not audited.
  *
  * @param deps store, runtime, clock
  * @param principal the caller
  * @param ref the namespace
  * @param request the version and message, read only once authorised
+ * @param ctx the request (its id goes into the audit entry)
  * @returns the new version (or the head when unchanged) and whether it changed
  *
  * @example
@@ -267,36 +291,42 @@ export async function lintManifest(
  * const files = { "namespace.toml": "schema_version = 1\n[namespace.environments.prod]\n" };
  * const bytes = new TextEncoder().encode(JSON.stringify({ files }));
  * const ref = { tenant: "acme", namespace: "web" };
- * await pushManifest({ kv, runtime }, admin, ref, { upload: { format: "json", bytes } });
- * const back = await rollbackManifest({ kv, runtime }, admin, ref, { version: 0 });
+ * const ctx = { requestId: "r2" };
+ * await pushManifest({ kv, runtime }, admin, ref, { upload: { format: "json", bytes } }, ctx);
+ * const back = await rollbackManifest({ kv, runtime }, admin, ref, { version: 0 }, ctx);
  * if (back.version.version !== 2 || back.version.message !== "rollback to version 0") throw new Error();
  * runtime.close();
  * kv.close();
  * ```
  */
-export async function rollbackManifest(
+export function rollbackManifest(
   deps: ServiceDeps,
   principal: Principal,
   ref: NamespaceRef,
   request: Deferred<RollbackRequest>,
+  ctx: RequestContext,
 ): Promise<CommitResult> {
-  await manifestTarget(deps, principal, ref, "manifest.write");
-  const { version, message } = await resolveInput(request);
-  if (!Number.isInteger(version) || version < 0) {
-    throw new InvalidRequestError("version must be a non-negative integer");
-  }
-  const files = await readFiles(deps.kv, ref.tenant, ref.namespace, version);
-  const result = await commitVersion(deps.kv, {
-    ...ref,
-    files,
-    hashed: await hashFileSet(files),
-    environments: await validEnvironments(deps.runtime.workers, files),
-    created_by: principalId(principal),
-    message: message ?? `rollback to version ${version}`,
-    now: clockOf(deps),
+  return withSpan("cfgtool.service.rollback_manifest", refAttributes(ref), async () => {
+    await manifestTarget(deps, principal, ref, "manifest.write");
+    const { version, message } = await resolveInput(request);
+    if (!Number.isInteger(version) || version < 0) {
+      throw new InvalidRequestError("version must be a non-negative integer");
+    }
+    const files = await readFiles(deps.kv, ref.tenant, ref.namespace, version);
+    const result = await commitVersion(deps.kv, {
+      ...ref,
+      files,
+      hashed: await hashFileSet(files),
+      environments: await validEnvironments(deps.runtime.workers, files),
+      created_by: principalId(principal),
+      actor: actorOf(principal, ctx.requestId),
+      rolledBackTo: version,
+      message: message ?? `rollback to version ${version}`,
+      now: clockOf(deps),
+    });
+    if (result.changed) deps.runtime.namespaceChanged(ref.tenant, ref.namespace);
+    return result;
   });
-  if (result.changed) deps.runtime.namespaceChanged(ref.tenant, ref.namespace);
-  return result;
 }
 
 /**

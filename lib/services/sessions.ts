@@ -21,6 +21,7 @@ import { ForbiddenError, NotFoundError } from "../errors.ts";
 import { membershipsOfUser } from "../store/membership.ts";
 import { findSessionRecord, sessionsOfUser } from "../store/sessions.ts";
 import { getUser } from "../store/users.ts";
+import { withSpan } from "../telemetry/spans.ts";
 
 /** A session as its owner sees it: `current` marks the one making the request. */
 export type ListedSession = PublicSession & { current: boolean };
@@ -49,14 +50,21 @@ export type ListedSession = PublicSession & { current: boolean };
  * kv.close();
  * ```
  */
-export async function ownSessions(deps: AuthDeps, principal: Principal): Promise<ListedSession[]> {
-  if (principal.kind !== "session") {
-    throw new ForbiddenError("Service tokens have no sessions; sign in as a person to list yours");
-  }
-  const now = (deps.now?.() ?? new Date()).getTime();
-  return (await sessionsOfUser(deps.kv, principal.user_id))
-    .filter((s) => sessionLive(s, now) && sameSource(principal, s))
-    .map((s) => ({ ...publicSession(s), current: s.id === principal.session_id }));
+export function ownSessions(
+  deps: AuthDeps,
+  principal: Principal,
+): Promise<ListedSession[]> {
+  return withSpan("cfgtool.service.own_sessions", {}, async () => {
+    if (principal.kind !== "session") {
+      throw new ForbiddenError(
+        "Service tokens have no sessions; sign in as a person to list yours",
+      );
+    }
+    const now = (deps.now?.() ?? new Date()).getTime();
+    return (await sessionsOfUser(deps.kv, principal.user_id))
+      .filter((s) => sessionLive(s, now) && sameSource(principal, s))
+      .map((s) => ({ ...publicSession(s), current: s.id === principal.session_id }));
+  });
 }
 
 /**
@@ -87,19 +95,26 @@ export async function ownSessions(deps: AuthDeps, principal: Principal): Promise
  * kv.close();
  * ```
  */
-export async function revokeSessionAs(
+export function revokeSessionAs(
   deps: AuthDeps,
   principal: Principal,
   id: string,
   ctx: RequestContext,
 ): Promise<PublicSession> {
-  const record = await findSessionRecord(deps.kv, id);
-  const own = record !== null && principal.kind === "session" &&
-    record.user_id === principal.user_id && sameSource(principal, record);
-  if (record === null || (!own && !await mayEnd(deps.kv, principal, record))) {
-    throw new NotFoundError("session_not_found", `No session ${id} that you can end`);
-  }
-  return await endSession(deps, id, actorOf(principal, ctx.requestId), own ? "logout" : "revoked");
+  return withSpan("cfgtool.service.revoke_session_as", {}, async () => {
+    const record = await findSessionRecord(deps.kv, id);
+    const own = record !== null && principal.kind === "session" &&
+      record.user_id === principal.user_id && sameSource(principal, record);
+    if (record === null || (!own && !await mayEnd(deps.kv, principal, record))) {
+      throw new NotFoundError("session_not_found", `No session ${id} that you can end`);
+    }
+    return await endSession(
+      deps,
+      id,
+      actorOf(principal, ctx.requestId),
+      own ? "logout" : "revoked",
+    );
+  });
 }
 
 /**
@@ -131,32 +146,34 @@ export async function revokeSessionAs(
  * kv.close();
  * ```
  */
-export async function revokeUserSessions(
+export function revokeUserSessions(
   deps: AuthDeps,
   principal: Principal,
   user: string,
   ctx: RequestContext,
 ): Promise<string[]> {
-  const target = await getUser(deps.kv, user);
-  const self = principal.kind === "session" && principal.user_id === target.id;
-  const sessions: SessionRecord[] = [];
-  for (const s of await sessionsOfUser(deps.kv, target.id)) {
-    if (self ? sameSource(principal, s) : await mayEnd(deps.kv, principal, s)) sessions.push(s);
-  }
-  if (!self && sessions.length === 0 && !await mayManageUser(deps.kv, principal, target.id)) {
-    throw new ForbiddenError(`Not allowed to end the sessions of ${target.email}`);
-  }
-  const ended: string[] = [];
-  const actor = actorOf(principal, ctx.requestId);
-  for (const s of sessions) {
-    try {
-      await endSession(deps, s.id, actor, "user_revoked");
-      ended.push(s.id);
-    } catch (err) {
-      if (!(err instanceof NotFoundError)) throw err; // ended meanwhile
+  return withSpan("cfgtool.service.revoke_user_sessions", {}, async () => {
+    const target = await getUser(deps.kv, user);
+    const self = principal.kind === "session" && principal.user_id === target.id;
+    const sessions: SessionRecord[] = [];
+    for (const s of await sessionsOfUser(deps.kv, target.id)) {
+      if (self ? sameSource(principal, s) : await mayEnd(deps.kv, principal, s)) sessions.push(s);
     }
-  }
-  return ended;
+    if (!self && sessions.length === 0 && !await mayManageUser(deps.kv, principal, target.id)) {
+      throw new ForbiddenError(`Not allowed to end the sessions of ${target.email}`);
+    }
+    const ended: string[] = [];
+    const actor = actorOf(principal, ctx.requestId);
+    for (const s of sessions) {
+      try {
+        await endSession(deps, s.id, actor, "user_revoked");
+        ended.push(s.id);
+      } catch (err) {
+        if (!(err instanceof NotFoundError)) throw err; // ended meanwhile
+      }
+    }
+    return ended;
+  });
 }
 
 /**

@@ -3,12 +3,17 @@
  * `_installation` for installation-level events) and, for installation-wide
  * reads, at `["audit_by_time", ulid]`; both hold the same immutable entry.
  * Entries never hold a secret or a digest: only token ids and the public
- * 14-character prefixes.
+ * 14-character prefixes. A change and its entry are written in one atomic
+ * commit ({@linkcode addAudit}), so no change exists without its entry;
+ * lib/store/audit_retention.ts deletes entries older than the
+ * installation's audit-retention period. A tenant's entries stay under its
+ * slug after it is deleted; a tenant-scoped read lists only the entries
+ * made since the current tenant of that slug was created.
  *
  * @module
  */
 import type { AuditQuery } from "../protocol/requests.ts";
-import { auditByTimeKey, auditByTimePrefix, auditKey, auditPrefix } from "./keys.ts";
+import { auditByTimeKey, auditByTimePrefix, auditKey, auditPrefix, tenantKey } from "./keys.ts";
 import { type Page, pageLimit } from "./page.ts";
 import { ulid } from "./ulid.ts";
 
@@ -29,7 +34,7 @@ export interface AuditActor {
 export interface AuditEntry {
   /** ULID; entries sort by it. */
   id: string;
-  /** Event type: `token.created`, `token.rotated`, `token.revoked`, `token.expired`, `token.authenticated`. */
+  /** Event type: one of {@linkcode AUDIT_EVENT_TYPES}. */
   type: string;
   /** RFC 3339 time of the event. */
   timestamp: string;
@@ -55,6 +60,56 @@ export interface AuditEntry {
   environment_slug: string | null;
   /** Extra facts (never secrets). */
   details: Record<string, unknown>;
+}
+
+/**
+ * Every event type the audit log holds (docs/api.md, "Audit"): token
+ * lifecycle, sign-in and sessions, and the control-plane changes.
+ */
+export const AUDIT_EVENT_TYPES: readonly string[] = Object.freeze([
+  "tenant.created",
+  "tenant.deleted",
+  "namespace.created",
+  "namespace.deleted",
+  "manifest.pushed",
+  "manifest.rolled_back",
+  "admin.added",
+  "admin.removed",
+  "tenant.login_policy_changed",
+  "login.succeeded",
+  "login.failed",
+  "session.revoked",
+  "token.created",
+  "token.rotated",
+  "token.revoked",
+  "token.expired",
+  "token.authenticated",
+]);
+
+/**
+ * The actor of a change made outside a request (host tools, tests) that
+ * names only who made it: a user id (`usr_…`) is a user, a token id
+ * (`tok_…`) a service token, anything else the system.
+ *
+ * @param id the creator's id (`created_by`, `added_by`)
+ * @returns the actor, without a request id
+ *
+ * @example
+ * ```ts
+ * import { actorFromId } from "./audit.ts";
+ * if (actorFromId("tok_1").principal_type !== "service") throw new Error();
+ * if (actorFromId("ops").principal_type !== "system" || actorFromId("ops").request_id !== null) {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export function actorFromId(id: string): AuditActor {
+  const principal_type: PrincipalType = id.startsWith("usr_")
+    ? "user"
+    : id.startsWith("tok_")
+    ? "service"
+    : "system";
+  return { id, principal_type, request_id: null };
 }
 
 /** The token fields an audit entry copies. */
@@ -215,7 +270,14 @@ export function addAudit(
 export type { AuditQuery };
 
 /**
- * Lists audit entries newest first, filtered, one page at a time.
+ * Lists audit entries newest first, filtered, one page at a time. `after`
+ * (the `next` of the previous page) pages back to older entries; `since`
+ * (an entry id) keeps only entries newer than that one, so a follower
+ * asks for what appeared after the last entry it saw, paging back with
+ * `after` within that range. With `tenant`, only entries made since the
+ * current tenant of that slug was created are listed: a new tenant reusing
+ * a deleted one's slug never reads the old tenant's log (the
+ * installation-wide listing, without `tenant`, keeps them).
  *
  * @param kv the store
  * @param query filters and pagination
@@ -223,10 +285,17 @@ export type { AuditQuery };
  *
  * @example
  * ```ts
- * import { listAudit } from "./audit.ts";
+ * import { eventAuditEntry, listAudit, writeAudit } from "./audit.ts";
  * const kv = await Deno.openKv(":memory:");
  * const page = await listAudit(kv, { tenant: "acme" });
  * if (page.items.length !== 0 || page.next !== null) throw new Error();
+ * const actor = { id: "system", principal_type: "system" as const, request_id: null };
+ * const first = eventAuditEntry("tenant.created", actor, new Date(), { tenant_slug: "acme" });
+ * const second = eventAuditEntry("namespace.created", actor, new Date(), { tenant_slug: "acme" });
+ * await writeAudit(kv, first);
+ * await writeAudit(kv, second);
+ * const newer = await listAudit(kv, { since: first.id });
+ * if (newer.items.length !== 1 || newer.items[0]!.id !== second.id) throw new Error();
  * kv.close();
  * ```
  */
@@ -236,14 +305,26 @@ export async function listAudit(
 ): Promise<Page<AuditEntry>> {
   const limit = pageLimit(query.limit);
   const prefix = query.tenant === undefined ? auditByTimePrefix() : auditPrefix(query.tenant);
-  const selector: Deno.KvListSelector = query.after === undefined
-    ? { prefix }
-    : { prefix, end: [...prefix, query.after] };
+  const { since, after } = query;
+  // A tenant's log starts at its creation: a deleted tenant of the same slug stays private.
+  const floor = query.tenant === undefined ? undefined : await tenantFloor(kv, query.tenant);
+  const start = floor !== undefined && (since === undefined || since < floor) ? floor : since;
+  if (start !== undefined && after !== undefined && start >= after) {
+    return { items: [], next: null };
+  }
+  const selector: Deno.KvListSelector = start !== undefined && after !== undefined
+    ? { start: [...prefix, start], end: [...prefix, after] }
+    : start !== undefined
+    ? { prefix, start: [...prefix, start] }
+    : after !== undefined
+    ? { prefix, end: [...prefix, after] }
+    : { prefix };
   const items: AuditEntry[] = [];
   for await (
     const entry of kv.list<AuditEntry>(selector, { reverse: true })
   ) {
     const e = entry.value;
+    if (e.id === since) continue; // the start key is inclusive: `since` itself is not newer
     if (query.namespace !== undefined && e.namespace_slug !== query.namespace) {
       continue;
     }
@@ -256,3 +337,22 @@ export async function listAudit(
   }
   return { items, next: null };
 }
+
+/**
+ * The smallest entry id of the current tenant `slug`: the ULID of its
+ * creation millisecond with a zero random part (every entry made since,
+ * its `tenant.created` first, has an id at least this; ids take the later
+ * of the clock and the last id made). Undefined when no tenant of that
+ * slug exists: its whole log stays readable to whoever may read it.
+ */
+async function tenantFloor(kv: Deno.Kv, slug: string): Promise<string | undefined> {
+  const tenant = await kv.get<{ created_at?: string }>(tenantKey(slug));
+  const ms = Date.parse(tenant.value?.created_at ?? "");
+  if (Number.isNaN(ms)) return undefined;
+  let time = "";
+  for (let t = ms, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = ULID_ALPHABET[t % 32]! + time;
+  return time + "0".repeat(16);
+}
+
+/** Crockford's base32, as lib/store/ulid.ts writes ids. */
+const ULID_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";

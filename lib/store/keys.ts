@@ -40,6 +40,7 @@
  * | `["ns_retention", t, ns]` | `{horizon, namespace_created_at, pruned_at}`: versions below `horizon` were pruned (`lib/store/retention.ts`) |
  * | `["blob_gc", sha256]` | `{at}`: when the retention task first found the blob unreferenced |
  * | `["retention_lease"]` | `{holder, until}`: the process running the retention task now (expires) |
+ * | `["audit_retention_lease"]` | `{holder, until}`: the process running the audit-retention task now (`lib/store/audit_retention.ts`) |
  *
  * Tenant and namespace slugs match `^[a-z0-9][a-z0-9._-]{0,62}$`, so the
  * `_`-prefixed placeholders never collide with a slug.
@@ -272,6 +273,8 @@ export const allVersionsPrefix = (): Deno.KvKey => ["version"];
 export const allHeadsPrefix = (): Deno.KvKey => ["ns_head"];
 /** Lease that lets one process at a time run the retention task. */
 export const retentionLeaseKey = (): Deno.KvKey => ["retention_lease"];
+/** Lease that lets one process at a time run the audit-retention task. */
+export const auditRetentionLeaseKey = (): Deno.KvKey => ["audit_retention_lease"];
 /** Fingerprint of the token HMAC key the store's digests were made with. */
 export const tokenKeyCheckKey = (): Deno.KvKey => ["token_key_check"];
 /** Counter bumped by every write that changes what a credential may do. */

@@ -1,12 +1,15 @@
 /**
  * Admin membership lists shared by tenants and namespaces: one entry per
  * member at `[list…, user_id]` plus a by-user index entry, written and
- * removed together. Roles are read from these lists on every request.
+ * removed together, with the `admin.added` / `admin.removed` audit entry
+ * in the same commit when the caller names the list's scope. Roles are
+ * read from these lists on every request.
  *
  * @module
  */
 import { bumpCredentialEpoch } from "./credential_epoch.ts";
 import { NotFoundError } from "../errors.ts";
+import { addAudit, type AuditActor, eventAuditEntry } from "./audit.ts";
 import {
   namespaceAdminByUserKey,
   namespaceAdminByUserPrefix,
@@ -27,14 +30,87 @@ export interface Membership {
   added_by: string;
 }
 
+/** The list a membership belongs to: a tenant's (namespace null) or a namespace's. */
+export interface MemberScope {
+  tenant: string;
+  namespace: string | null;
+}
+
+/** What the audit entry of an added member says: the list and who adds. */
+export interface AdditionAudit {
+  scope: MemberScope;
+  actor: AuditActor;
+}
+
+/**
+ * What the audit entry of a removed member says: who removes, in which
+ * request (default: the system), when, and why when the removal is part
+ * of deleting the tenant or namespace (`reason`).
+ */
+export interface RemovalAudit {
+  actor?: AuditActor;
+  now?: Date;
+  reason?: string;
+}
+
+const SYSTEM: AuditActor = { id: "system", principal_type: "system", request_id: null };
+
+/**
+ * The `admin.added` / `admin.removed` entry of one membership change: the
+ * list's tenant and namespace, and in `details` the user's id and email
+ * (null when the user no longer exists), the scope (`tenant` or
+ * `namespace`) and, when given, why (`user_deleted`, …).
+ *
+ * @param type `admin.added` or `admin.removed`
+ * @param actor who made the change
+ * @param now when
+ * @param scope the list: a tenant, or a tenant's namespace
+ * @param userId the member
+ * @param user the member's record (or null), for its email
+ * @param reason why, when it is not a direct request
+ * @returns the entry
+ *
+ * @example
+ * ```ts
+ * import { memberEntry } from "./membership.ts";
+ * const e = memberEntry("admin.removed", { id: "system", principal_type: "system", request_id: null },
+ *   new Date(), { tenant: "acme", namespace: null }, "usr_1", { email: "a@b.c" }, "user_deleted");
+ * if (e.details.scope !== "tenant" || e.details.email !== "a@b.c") throw new Error();
+ * ```
+ */
+export function memberEntry(
+  type: "admin.added" | "admin.removed",
+  actor: AuditActor,
+  now: Date,
+  scope: MemberScope,
+  userId: string,
+  user: unknown,
+  reason?: string,
+) {
+  const email = (user as { email?: unknown } | null)?.email;
+  return eventAuditEntry(type, actor, now, {
+    tenant_slug: scope.tenant,
+    namespace_slug: scope.namespace,
+    details: {
+      user_id: userId,
+      email: typeof email === "string" ? email : null,
+      scope: scope.namespace === null ? "tenant" : "namespace",
+      ...(reason === undefined ? {} : { reason }),
+    },
+  });
+}
+
 /**
  * Adds a member (idempotent) after checking that the user and the owning
- * record exist; both are checked again in the commit.
+ * record exist; both are checked again in the commit. With `audit`, the
+ * commit also writes the `admin.added` entry (none when the user already
+ * was a member: nothing changed).
  *
  * @param kv the store
  * @param keys the owner record key, the membership key and the by-user key
  * @param member the membership
  * @param ownerMissing the error to throw when the owner does not exist
+ * @param audit the list's scope and who adds, for the audit entry
  * @returns the stored membership (the existing one when already a member)
  *
  * @example
@@ -67,6 +143,7 @@ export async function addMember(
   keys: { owner: Deno.KvKey; member: Deno.KvKey; byUser: Deno.KvKey },
   member: Membership,
   ownerMissing: () => Error,
+  audit?: AdditionAudit,
 ): Promise<Membership> {
   while (true) {
     const [owner, user, existing] = await kv.getMany<[unknown, unknown, Membership]>([
@@ -79,21 +156,31 @@ export async function addMember(
       throw new NotFoundError("user_not_found", `No user ${member.user_id}`);
     }
     if (existing.value !== null) return existing.value;
-    const res = await bumpCredentialEpoch(
+    const op = bumpCredentialEpoch(
       kv.atomic()
         .check(owner).check(user).check(existing)
         .set(keys.member, member)
         .set(keys.byUser, true),
-    ).commit();
-    if (res.ok) return member;
+    );
+    if (audit !== undefined) {
+      const now = new Date(member.added_at);
+      addAudit(
+        op,
+        memberEntry("admin.added", audit.actor, now, audit.scope, member.user_id, user.value),
+      );
+    }
+    if ((await op.commit()).ok) return member;
   }
 }
 
 /**
- * Removes a member; 404 `admin_not_found` when the user is not one.
+ * Removes a member; 404 `admin_not_found` when the user is not one. With
+ * `audit`, the commit also writes the `admin.removed` entry; of two
+ * concurrent removals one commits, the other gets 404.
  *
  * @param kv the store
  * @param keys the membership key and the by-user key
+ * @param audit the list's scope, who removes, when and why, for the audit entry
  * @returns nothing
  *
  * @example
@@ -124,12 +211,32 @@ export async function addMember(
 export async function removeMember(
   kv: Deno.Kv,
   keys: { member: Deno.KvKey; byUser: Deno.KvKey },
+  audit?: RemovalAudit & { scope: MemberScope },
 ): Promise<void> {
-  const existing = await kv.get(keys.member);
-  if (existing.value === null) {
-    throw new NotFoundError("admin_not_found", "No such admin");
+  while (true) {
+    const existing = await kv.get<Membership>(keys.member);
+    if (existing.value === null) {
+      throw new NotFoundError("admin_not_found", "No such admin");
+    }
+    const op = bumpCredentialEpoch(
+      kv.atomic().check(existing).delete(keys.member).delete(keys.byUser),
+    );
+    if (audit !== undefined) {
+      const userId = existing.value.user_id;
+      const user = (await kv.get(userKey(userId))).value;
+      const entry = memberEntry(
+        "admin.removed",
+        audit.actor ?? SYSTEM,
+        audit.now ?? new Date(),
+        audit.scope,
+        userId,
+        user,
+        audit.reason,
+      );
+      addAudit(op, entry);
+    }
+    if ((await op.commit()).ok) return;
   }
-  await bumpCredentialEpoch(kv.atomic().delete(keys.member).delete(keys.byUser)).commit();
 }
 
 /**

@@ -2,12 +2,15 @@
  * Namespaces of a tenant: `["ns", t, ns]` records, their admin lists, and
  * their lifecycle. Creating a namespace writes version 0 (the empty
  * manifest) in the same commit and issues no tokens; deleting one revokes
- * every token bound to it.
+ * every token bound to it. Each change commits with its audit entry
+ * (`namespace.created`, `namespace.deleted`, `admin.added`,
+ * `admin.removed`); outside a request the actor is the creator's id
+ * (lib/store/audit.ts, `actorFromId`).
  *
  * @module
  */
 import { ConflictError, NotFoundError } from "../errors.ts";
-import type { AuditActor } from "./audit.ts";
+import { actorFromId, addAudit, type AuditActor, eventAuditEntry } from "./audit.ts";
 import {
   headKey,
   namespaceAdminByUserKey,
@@ -20,10 +23,16 @@ import {
   versionPrefix,
 } from "./keys.ts";
 import { checkLength, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
-import { addMember, listMembers, type Membership, removeMember } from "./membership.ts";
+import {
+  addMember,
+  listMembers,
+  type Membership,
+  type RemovalAudit,
+  removeMember,
+} from "./membership.ts";
 import { assertSlug } from "./slug.ts";
 import { revokeBoundTokens } from "./tokens.ts";
-import { initialVersionOps } from "./versions.ts";
+import { type Head, initialVersionOps } from "./versions.ts";
 
 /** A namespace record. */
 export interface NamespaceRecord {
@@ -39,12 +48,14 @@ const notFound = (t: string, ns: string) =>
   new NotFoundError("namespace_not_found", `No namespace ${ns} in tenant ${t}`);
 
 /**
- * Creates a namespace with version 0 (empty manifest). 404
- * `tenant_not_found` when the tenant does not exist, 409 `conflict` when
- * the slug is taken, 400 for a bad slug.
+ * Creates a namespace with version 0 (empty manifest) and its
+ * `namespace.created` audit entry in one commit. 404 `tenant_not_found`
+ * when the tenant does not exist, 409 `conflict` when the slug is taken
+ * (nothing written), 400 for a bad slug.
  *
  * @param kv the store
- * @param input tenant, slug, description, creator, clock
+ * @param input tenant, slug, description, creator, the acting principal
+ *   (default: the creator, outside a request), clock
  * @returns the new record
  *
  * @example
@@ -65,6 +76,7 @@ export async function createNamespace(
     slug: string;
     description?: string | null;
     created_by: string;
+    actor?: AuditActor;
     now?: () => Date;
   },
 ): Promise<NamespaceRecord> {
@@ -95,7 +107,17 @@ export async function createNamespace(
       .check(tenant)
       .check({ key, versionstamp: null })
       .set(key, record);
-    if ((await addVersion0(op).commit()).ok) return record;
+    const entry = eventAuditEntry(
+      "namespace.created",
+      input.actor ?? actorFromId(input.created_by),
+      now,
+      {
+        tenant_slug: input.tenant,
+        namespace_slug: input.slug,
+        details: { description: record.description },
+      },
+    );
+    if ((await addAudit(addVersion0(op), entry).commit()).ok) return record;
     if ((await kv.get(key)).value !== null) {
       throw new ConflictError(
         `Namespace ${input.slug} exists in tenant ${input.tenant}`,
@@ -215,15 +237,20 @@ export async function listNamespaces(
 
 /**
  * Deletes a namespace: revokes every token bound to it (audit
- * `token.revoked` each), removes the record, its head, version metadata and
- * admin list, then revokes again to catch a token issued concurrently.
- * Blobs are kept (content-addressed, possibly shared). 404 when absent.
+ * `token.revoked` each), removes the record and its head with the
+ * `namespace.deleted` audit entry in one commit (details: the last
+ * version and its closure hash; a concurrent deletion gets 404), then
+ * revokes again to catch a token issued concurrently, and removes the
+ * version metadata and the admin list (each `admin.removed`, with
+ * `reason: "namespace deleted"`). Blobs are kept (content-addressed,
+ * possibly shared). 404 when absent.
  *
  * @param kv the store
  * @param tenant tenant slug
  * @param slug namespace slug
  * @param actor who deletes, in which request
  * @param now clock
+ * @param cascade `{reason}` when the deletion is part of deleting the tenant
  * @returns the ids of the revoked tokens
  *
  * @example
@@ -249,30 +276,54 @@ export async function deleteNamespace(
   slug: string,
   actor: AuditActor,
   now: Date = new Date(),
+  cascade: { reason?: string } = {},
 ): Promise<{ revoked: string[] }> {
   await getNamespace(kv, tenant, slug);
   const scope = { tenant, namespace: slug };
   const revoked = await revokeBoundTokens(kv, scope, actor, now);
-  await kv.atomic()
-    .delete(namespaceKey(tenant, slug))
-    .delete(headKey(tenant, slug))
-    .commit();
+  while (true) {
+    const [record, head] = await kv.getMany<[NamespaceRecord, Head]>([
+      namespaceKey(tenant, slug),
+      headKey(tenant, slug),
+    ]);
+    if (record.value === null) throw notFound(tenant, slug);
+    const entry = eventAuditEntry("namespace.deleted", actor, now, {
+      tenant_slug: tenant,
+      namespace_slug: slug,
+      details: {
+        version: head.value?.version ?? null,
+        closure_hash: head.value?.closure_hash ?? null,
+        created_at: record.value.created_at,
+        created_by: record.value.created_by,
+        ...(cascade.reason === undefined ? {} : { reason: cascade.reason }),
+      },
+    });
+    const op = kv.atomic()
+      .check(record)
+      .check(head)
+      .delete(namespaceKey(tenant, slug))
+      .delete(headKey(tenant, slug));
+    if ((await addAudit(op, entry).commit()).ok) break;
+  }
   revoked.push(...await revokeBoundTokens(kv, scope, actor, now));
   for await (const e of kv.list({ prefix: versionPrefix(tenant, slug) })) {
     await kv.delete(e.key);
   }
+  const reason = cascade.reason ?? "namespace deleted";
   for (const m of await listNamespaceAdmins(kv, tenant, slug)) {
-    await removeNamespaceAdmin(kv, tenant, slug, m.user_id);
+    await removeNamespaceAdmin(kv, tenant, slug, m.user_id, { actor, now, reason });
   }
   return { revoked };
 }
 
 /**
- * Adds a user to a namespace's admin list (idempotent). 404 for an unknown
- * namespace or user.
+ * Adds a user to a namespace's admin list (idempotent), with its
+ * `admin.added` audit entry in the same commit (none when the user
+ * already was an admin). 404 for an unknown namespace or user.
  *
  * @param kv the store
- * @param input tenant, namespace, user id, who adds, clock
+ * @param input tenant, namespace, user id, who adds, the acting principal
+ *   (default: `added_by`, outside a request), clock
  * @returns the membership
  *
  * @example
@@ -303,6 +354,7 @@ export function addNamespaceAdmin(
     namespace: string;
     user_id: string;
     added_by: string;
+    actor?: AuditActor;
     now?: () => Date;
   },
 ): Promise<Membership> {
@@ -320,17 +372,21 @@ export function addNamespaceAdmin(
       added_by: input.added_by,
     },
     () => notFound(tenant, namespace),
+    { scope: { tenant, namespace }, actor: input.actor ?? actorFromId(input.added_by) },
   );
 }
 
 /**
- * Removes a user from a namespace's admin list; takes effect on the next
- * request. 404 `admin_not_found` when not a member.
+ * Removes a user from a namespace's admin list, with its `admin.removed`
+ * audit entry in the same commit; takes effect on the next request. 404
+ * `admin_not_found` when not a member.
  *
  * @param kv the store
  * @param tenant tenant slug
  * @param namespace namespace slug
  * @param userId the user
+ * @param audit who removes, in which request (default: the system), when,
+ *   and why when it is part of a deletion
  * @returns nothing
  *
  * @example
@@ -362,11 +418,16 @@ export function removeNamespaceAdmin(
   tenant: string,
   namespace: string,
   userId: string,
+  audit: RemovalAudit = {},
 ): Promise<void> {
-  return removeMember(kv, {
-    member: namespaceAdminKey(tenant, namespace, userId),
-    byUser: namespaceAdminByUserKey(userId, tenant, namespace),
-  });
+  return removeMember(
+    kv,
+    {
+      member: namespaceAdminKey(tenant, namespace, userId),
+      byUser: namespaceAdminByUserKey(userId, tenant, namespace),
+    },
+    { ...audit, scope: { tenant, namespace } },
+  );
 }
 
 /**

@@ -1,12 +1,15 @@
 /**
  * Tenants: `["tenant", t]` records, their admin lists, and their
  * lifecycle. Deleting a tenant deletes its namespaces and revokes every
- * token bound to it.
+ * token bound to it. Each change commits with its audit entry
+ * (`tenant.created`, `tenant.deleted`, `admin.added`, `admin.removed`);
+ * outside a request the actor is the creator's id (lib/store/audit.ts,
+ * `actorFromId`).
  *
  * @module
  */
 import { ConflictError, NotFoundError } from "../errors.ts";
-import type { AuditActor } from "./audit.ts";
+import { actorFromId, addAudit, type AuditActor, eventAuditEntry } from "./audit.ts";
 import {
   tenantAdminByUserKey,
   tenantAdminByUserPrefix,
@@ -17,7 +20,13 @@ import {
 } from "./keys.ts";
 import { deleteLoginPolicy } from "./login_policies.ts";
 import { checkLength, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
-import { addMember, listMembers, type Membership, removeMember } from "./membership.ts";
+import {
+  addMember,
+  listMembers,
+  type Membership,
+  type RemovalAudit,
+  removeMember,
+} from "./membership.ts";
 import { deleteNamespace, listNamespaces } from "./namespaces.ts";
 import { assertSlug } from "./slug.ts";
 import { revokeBoundTokens } from "./tokens.ts";
@@ -34,19 +43,24 @@ export interface TenantRecord {
 const notFound = (t: string) => new NotFoundError("tenant_not_found", `No tenant ${t}`);
 
 /**
- * Creates a tenant; 409 `conflict` when the slug is taken, 400 for a bad
- * slug.
+ * Creates a tenant with its `tenant.created` audit entry in the same
+ * commit; 409 `conflict` when the slug is taken (nothing written), 400 for
+ * a bad slug.
  *
  * @param kv the store
- * @param input slug, description, creator, clock
+ * @param input slug, description, creator, the acting principal (default:
+ *   the creator, outside a request), clock
  * @returns the new record
  *
  * @example
  * ```ts
  * import { createTenant } from "./tenants.ts";
+ * import { listAudit } from "./audit.ts";
  * const kv = await Deno.openKv(":memory:");
  * const t = await createTenant(kv, { slug: "acme", created_by: "tok_1" });
  * if (t.description !== null) throw new Error();
+ * const [entry] = (await listAudit(kv, { tenant: "acme" })).items;
+ * if (entry?.type !== "tenant.created" || entry.actor_id !== "tok_1") throw new Error();
  * kv.close();
  * ```
  */
@@ -56,21 +70,31 @@ export async function createTenant(
     slug: string;
     description?: string | null;
     created_by: string;
+    actor?: AuditActor;
     now?: () => Date;
   },
 ): Promise<TenantRecord> {
   assertSlug("tenant", input.slug);
   checkLength("description", input.description, MAX_DESCRIPTION_LENGTH);
+  const now = input.now?.() ?? new Date();
   const record: TenantRecord = {
     slug: input.slug,
     description: input.description ?? null,
-    created_at: (input.now?.() ?? new Date()).toISOString(),
+    created_at: now.toISOString(),
     created_by: input.created_by,
   };
-  const res = await kv.atomic()
-    .check({ key: tenantKey(input.slug), versionstamp: null })
-    .set(tenantKey(input.slug), record)
-    .commit();
+  const entry = eventAuditEntry(
+    "tenant.created",
+    input.actor ?? actorFromId(input.created_by),
+    now,
+    { tenant_slug: input.slug, details: { description: record.description } },
+  );
+  const res = await addAudit(
+    kv.atomic()
+      .check({ key: tenantKey(input.slug), versionstamp: null })
+      .set(tenantKey(input.slug), record),
+    entry,
+  ).commit();
   if (!res.ok) throw new ConflictError(`Tenant ${input.slug} exists`);
   return record;
 }
@@ -172,9 +196,11 @@ export async function listTenants(kv: Deno.Kv): Promise<TenantRecord[]> {
 
 /**
  * Deletes a tenant: revokes every token bound to it, removes the tenant
- * record (so no namespace or token can be created in it any more), deletes
- * each namespace (revoking again), and removes the admin list. 404 when
- * absent.
+ * record with its `tenant.deleted` audit entry in one commit (so no
+ * namespace or token can be created in it any more, and a concurrent
+ * deletion gets 404), deletes each namespace (revoking again; each
+ * `namespace.deleted` with `reason: "tenant deleted"`), and removes the
+ * admin list (each `admin.removed`, same reason). 404 when absent.
  *
  * @param kv the store
  * @param slug tenant slug
@@ -206,25 +232,38 @@ export async function deleteTenant(
 ): Promise<{ revoked: string[] }> {
   await getTenant(kv, slug);
   const revoked = await revokeBoundTokens(kv, { tenant: slug }, actor, now);
-  await kv.delete(tenantKey(slug));
+  while (true) {
+    const entry = await getTenantEntry(kv, slug);
+    if (entry.value === null) throw notFound(slug);
+    const { description, created_at, created_by } = entry.value;
+    const audit = eventAuditEntry("tenant.deleted", actor, now, {
+      tenant_slug: slug,
+      details: { description, created_at, created_by },
+    });
+    const op = kv.atomic().check(entry).delete(tenantKey(slug));
+    if ((await addAudit(op, audit).commit()).ok) break;
+  }
+  const cascade = { reason: "tenant deleted" };
   for (const ns of await listNamespaces(kv, slug)) {
-    const r = await deleteNamespace(kv, slug, ns.slug, actor, now);
+    const r = await deleteNamespace(kv, slug, ns.slug, actor, now, cascade);
     revoked.push(...r.revoked);
   }
   revoked.push(...await revokeBoundTokens(kv, { tenant: slug }, actor, now));
   for (const m of await listTenantAdmins(kv, slug)) {
-    await removeTenantAdmin(kv, slug, m.user_id);
+    await removeTenantAdmin(kv, slug, m.user_id, { actor, now, ...cascade });
   }
   await deleteLoginPolicy(kv, slug);
   return { revoked };
 }
 
 /**
- * Adds a user to a tenant's admin list (idempotent). 404 for an unknown
- * tenant or user.
+ * Adds a user to a tenant's admin list (idempotent), with its
+ * `admin.added` audit entry in the same commit (none when the user already
+ * was an admin). 404 for an unknown tenant or user.
  *
  * @param kv the store
- * @param input tenant, user id, who adds, clock
+ * @param input tenant, user id, who adds, the acting principal (default:
+ *   `added_by`, outside a request), clock
  * @returns the membership
  *
  * @example
@@ -249,6 +288,7 @@ export function addTenantAdmin(
     tenant: string;
     user_id: string;
     added_by: string;
+    actor?: AuditActor;
     now?: () => Date;
   },
 ): Promise<Membership> {
@@ -265,16 +305,23 @@ export function addTenantAdmin(
       added_by: input.added_by,
     },
     () => notFound(input.tenant),
+    {
+      scope: { tenant: input.tenant, namespace: null },
+      actor: input.actor ?? actorFromId(input.added_by),
+    },
   );
 }
 
 /**
- * Removes a user from a tenant's admin list; takes effect on the next
- * request. 404 `admin_not_found` when not a member.
+ * Removes a user from a tenant's admin list, with its `admin.removed`
+ * audit entry in the same commit; takes effect on the next request. 404
+ * `admin_not_found` when not a member.
  *
  * @param kv the store
  * @param tenant tenant slug
  * @param userId the user
+ * @param audit who removes, in which request (default: the system), when,
+ *   and why when it is part of a deletion
  * @returns nothing
  *
  * @example
@@ -297,11 +344,13 @@ export function removeTenantAdmin(
   kv: Deno.Kv,
   tenant: string,
   userId: string,
+  audit: RemovalAudit = {},
 ): Promise<void> {
-  return removeMember(kv, {
-    member: tenantAdminKey(tenant, userId),
-    byUser: tenantAdminByUserKey(userId, tenant),
-  });
+  return removeMember(
+    kv,
+    { member: tenantAdminKey(tenant, userId), byUser: tenantAdminByUserKey(userId, tenant) },
+    { ...audit, scope: { tenant, namespace: null } },
+  );
 }
 
 /**

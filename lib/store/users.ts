@@ -17,7 +17,13 @@ import {
   userKey,
   userPrefix,
 } from "./keys.ts";
-import { membershipKeys, membershipsOfUser, type UserMembership } from "./membership.ts";
+import {
+  memberEntry,
+  membershipKeys,
+  membershipsOfUser,
+  type UserMembership,
+} from "./membership.ts";
+import { addAudit, type AuditActor } from "./audit.ts";
 import { checkLength, MAX_EMAIL_LENGTH } from "./limits.ts";
 import { ulid } from "./ulid.ts";
 
@@ -198,9 +204,12 @@ const BATCH = 500;
  * of a missing user is refused and a missing user cannot be made an admin)
  * and the rest follows in batches. A membership or session added while the
  * delete ran is swept once the user is gone. 404 `user_not_found`.
+ * Each membership removed gets its `admin.removed` audit entry (reason
+ * `user_deleted`), in the same commit as the removal.
  *
  * @param kv the store
  * @param idOrEmail `usr_…` or an email
+ * @param actor who deletes (default: the system, as host commands do)
  * @returns the user and what was removed with it
  *
  * @example
@@ -216,20 +225,29 @@ const BATCH = 500;
  * kv.close();
  * ```
  */
-export async function deleteUser(kv: Deno.Kv, idOrEmail: string): Promise<DeletedUser> {
+export async function deleteUser(
+  kv: Deno.Kv,
+  idOrEmail: string,
+  actor: AuditActor = HOST,
+): Promise<DeletedUser> {
   while (true) {
     const user = await getUser(kv, idOrEmail);
     const entry = await kv.get<UserRecord>(userKey(user.id));
     if (entry.value === null) continue; // deleted in between: getUser now says 404
     const held = await recordsOf(kv, user.id);
     const own = [userKey(user.id), userByEmailKey(user.email)];
-    const all = held.keys.length + own.length <= BATCH;
+    // each audit entry is two writes (by tenant, by time)
+    const all = held.keys.length + own.length + 2 * held.memberships.length <= BATCH;
     let op = bumpCredentialEpoch(kv.atomic().check(entry));
     for (const k of all ? [...own, ...held.keys] : own) op = op.delete(k);
+    const now = new Date();
+    if (all) {
+      for (const m of held.memberships) addAudit(op, removal(actor, now, m, entry.value));
+    }
     if (!(await op.commit()).ok) continue; // changed meanwhile: read again
-    if (!all) await deleteInBatches(kv, held.keys);
+    if (!all) await removeInBatches(kv, held, actor, entry.value);
     const late = await recordsOf(kv, user.id);
-    await deleteInBatches(kv, late.keys);
+    await removeInBatches(kv, late, actor, entry.value);
     return {
       user: entry.value,
       memberships: [...held.memberships, ...late.memberships],
@@ -257,6 +275,43 @@ async function recordsOf(
     keys.push(e.key, sessionByDigestKey(e.value.digest), sessionByUserKey(userId, e.value.id));
   }
   return { memberships, sessions, keys };
+}
+
+/** The actor of a deletion made on the server host (`cfgtool admin user delete`). */
+const HOST: AuditActor = { id: "system", principal_type: "system", request_id: null };
+
+function removal(actor: AuditActor, now: Date, m: UserMembership, user: UserRecord) {
+  return memberEntry(
+    "admin.removed",
+    actor,
+    now,
+    { tenant: m.tenant, namespace: m.namespace },
+    user.id,
+    user,
+    "user_deleted",
+  );
+}
+
+/**
+ * Removes what a user held after the user record is gone: each membership
+ * with its `admin.removed` entry in one commit, then the other keys.
+ */
+async function removeInBatches(
+  kv: Deno.Kv,
+  held: { memberships: UserMembership[]; keys: Deno.KvKey[] },
+  actor: AuditActor,
+  user: UserRecord,
+): Promise<void> {
+  const now = new Date();
+  const memberKeys = new Set<string>();
+  for (const m of held.memberships) {
+    const keys = membershipKeys(user.id, m);
+    for (const k of keys) memberKeys.add(JSON.stringify(k));
+    let op = kv.atomic();
+    for (const k of keys) op = op.delete(k);
+    await addAudit(op, removal(actor, now, m, user)).commit();
+  }
+  await deleteInBatches(kv, held.keys.filter((k) => !memberKeys.has(JSON.stringify(k))));
 }
 
 async function deleteInBatches(kv: Deno.Kv, keys: Deno.KvKey[]): Promise<void> {

@@ -7,14 +7,17 @@
  * `[path, blob id]`, sorted by path); file contents are blobs.
  *
  * A commit writes its blobs first (idempotent), then one atomic operation
- * that checks the head's versionstamp: two concurrent commits never both
- * win, and a crash never leaves a half version.
+ * that checks the head's versionstamp and holds the version's audit entry
+ * (`manifest.pushed` or `manifest.rolled_back`): two concurrent commits
+ * never both win, a crash never leaves a half version, and a refused
+ * commit leaves no entry.
  *
  * @module
  */
 import { compareUtf8 } from "../bytes.ts";
 import { NotFoundError, PreconditionFailedError } from "../errors.ts";
 import { getBlob, getBlobs, putBlob, putBlobs } from "./blobs.ts";
+import { actorFromId, addAudit, type AuditActor, eventAuditEntry } from "./audit.ts";
 import { headKey, versionKey, versionPrefix } from "./keys.ts";
 import { checkLength, checkManifestLimits, MAX_MESSAGE_LENGTH } from "./limits.ts";
 import { type Page, pageLimit } from "./page.ts";
@@ -61,6 +64,13 @@ export interface CommitInput {
   hashed: FileSetHashes;
   /** User id or token id of the author. */
   created_by: string;
+  /** The acting principal and request, for the audit entry (default: the author, no request). */
+  actor?: AuditActor;
+  /**
+   * The version whose files these are, when the commit is a rollback: the
+   * audit entry is then `manifest.rolled_back` with `rolled_back_to`.
+   */
+  rolledBackTo?: number;
   message?: string | null;
   /** Expected head version (`If-Match`); a different head gives 412. */
   ifMatch?: number;
@@ -182,12 +192,15 @@ export async function getHead(
 
 /**
  * Commits a new manifest version. Blobs are written first; then one atomic
- * operation checks the head's versionstamp and writes head and metadata.
- * Content equal to the head's gives `changed: false` and the head. With
- * `ifMatch` set and different from the head, throws 412
- * `precondition_failed`; without it, a lost race retries on the new head.
- * A message over {@linkcode MAX_MESSAGE_LENGTH} characters is a 400 and
- * more environments than lib/store/limits.ts allows a 422, before any write.
+ * operation checks the head's versionstamp and writes head, metadata and
+ * the audit entry (`manifest.pushed`, or `manifest.rolled_back` with
+ * `rolledBackTo`; details: version, closure hash, message, file count,
+ * previous version). Content equal to the head's gives `changed: false`
+ * and the head, and no entry. With `ifMatch` set and different from the
+ * head, throws 412 `precondition_failed`; without it, a lost race retries
+ * on the new head. A message over {@linkcode MAX_MESSAGE_LENGTH}
+ * characters is a 400 and more environments than lib/store/limits.ts
+ * allows a 422, before any write.
  *
  * @param kv the store
  * @param input namespace, files, environments, author, message, ifMatch
@@ -242,10 +255,11 @@ export async function commitVersion(
       };
     }
     tree ??= await writeTree(kv, input.files, blobIds);
+    const now = input.now?.() ?? new Date();
     const meta: VersionMeta = {
       version: current + 1,
       closure_hash: hash,
-      created_at: (input.now?.() ?? new Date()).toISOString(),
+      created_at: now.toISOString(),
       created_by: input.created_by,
       message: input.message ?? null,
       file_count: input.files.size,
@@ -257,12 +271,30 @@ export async function commitVersion(
       closure_hash: hash,
       environments: input.environments,
     };
-    const res = await kv.atomic()
+    const rollback = input.rolledBackTo;
+    const entry = eventAuditEntry(
+      rollback === undefined ? "manifest.pushed" : "manifest.rolled_back",
+      input.actor ?? actorFromId(input.created_by),
+      now,
+      {
+        tenant_slug: tenant,
+        namespace_slug: namespace,
+        details: {
+          version: meta.version,
+          closure_hash: hash,
+          message: meta.message,
+          file_count: meta.file_count,
+          previous_version: current,
+          ...(rollback === undefined ? {} : { rolled_back_to: rollback }),
+        },
+      },
+    );
+    const op = kv.atomic()
       .check(head)
       .check({ key: versionKey(tenant, namespace, meta.version), versionstamp: null })
       .set(headKey(tenant, namespace), next)
-      .set(versionKey(tenant, namespace, meta.version), meta)
-      .commit();
+      .set(versionKey(tenant, namespace, meta.version), meta);
+    const res = await addAudit(op, entry).commit();
     if (res.ok) return { version: meta, changed: true };
   }
 }

@@ -1,8 +1,8 @@
 /**
  * The people page and the audit log in real Chromium: a tenant admin
  * makes a person who signed in an admin of a namespace with the page's
- * form, sees them listed, then finds the sign-ins in the audit log with
- * the type filter; both pages pass axe-core at both widths.
+ * form, sees them listed, then finds the sign-ins and that change in the
+ * audit log with the type filter; both pages pass axe-core at both widths.
  */
 import { assertEquals, assertStringIncludes } from "../assert.ts";
 import { chromiumPath, startConsoleBrowser } from "./console_world.ts";
@@ -50,5 +50,16 @@ Deno.test({
     assertEquals(types.every((t) => t === "login.succeeded"), true, types.join());
     const actors = await page.locator("table.audit tbody td:nth-child(3)").allTextContents();
     assertEquals(actors.slice(0, 2).map((a) => a.trim()), ["ada@acme.test", "bea@acme.test"]);
+
+    // the admin ada added with the form is in the log too, by her, about bea
+    await page.getByLabel("Type", { exact: true }).fill("admin.added");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(/type=admin.added/);
+    const added = page.locator("table.audit tbody tr").first();
+    assertEquals((await added.locator("td:nth-child(3)").textContent())?.trim(), "ada@acme.test");
+    assertStringIncludes(
+      await added.locator("td:nth-child(4)").textContent() ?? "",
+      "namespace admin bea@acme.test",
+    );
   },
 });

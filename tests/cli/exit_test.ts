@@ -35,13 +35,14 @@ Deno.test("a revoked or expired token is told to get a new one", () => {
   assertStringIncludes(expired.text, "passed its expires_at");
 });
 
-Deno.test("a TLS failure suggests http:// and DENO_CERT; other errors get no advice", () => {
+Deno.test("a TLS failure points at serve's TLS options, http:// and DENO_CERT; other errors get no advice", () => {
   const tls = run(
     new CfgtoolError("unreachable", "cannot reach https://h: TLS handshake failed", {
       details: { reason: "tls" },
     }),
   );
-  assertStringIncludes(tls.text, "`cfgtool serve` itself speaks plain HTTP");
+  assertStringIncludes(tls.text, "`cfgtool serve --tls-cert … --tls-key …`");
+  assertStringIncludes(tls.text, "a plain `cfgtool serve` speaks http://");
   assertStringIncludes(tls.text, "DENO_CERT");
   assertEquals(
     run(new CfgtoolError("conflict", "Tenant acme exists")).text,

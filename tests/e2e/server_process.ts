@@ -78,7 +78,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
       const text = decoder.decode(chunk, { stream: true });
       if (isOut) {
         out += text;
-        const m = out.match(/listening on (http:\/\/[^\s]+)/);
+        const m = out.match(/listening on (https?:\/\/[^\s]+)/);
         if (m) resolveUrl(m[1]!);
       } else {
         err += text;

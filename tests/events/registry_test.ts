@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { CfgtoolError } from "../../lib/errors.ts";
 import { ConnectionRegistry, type SharedCountOptions } from "../../lib/events/registry.ts";
-import { connectionCounts } from "../../lib/store/leases.ts";
+import { connectionCounts, leaseHolderKey } from "../../lib/store/leases.ts";
 import { withKv } from "../store/world.ts";
 
 /** Polls `check` every 5 ms until it holds, failing after `ms`. */
@@ -11,6 +11,16 @@ async function eventually(check: () => Promise<boolean>, what: string, ms = 2000
     if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/** Resolves just after the next renewal of `holder`'s liveness lease. */
+async function renewalOf(kv: Deno.Kv, holder: string): Promise<void> {
+  const first = (await kv.get(leaseHolderKey(holder))).versionstamp;
+  await eventually(
+    async () => (await kv.get(leaseHolderKey(holder))).versionstamp !== first,
+    "a renewal",
+    3000,
+  );
 }
 
 /** Tries to take a slot; true when it got one (the slot is kept). */
@@ -107,14 +117,17 @@ Deno.test("a process whose lease lapsed (too busy to renew) writes its counts ba
     let now = 1_000_000;
     const warnings: string[] = [];
     const log = (_: string, msg: string) => void warnings.push(msg);
-    await withProcesses(kv, 2, { leaseMs: 60, now: () => now, log }, async ([a, b]) => {
+    // renewals every second: the test acts just after one of a's, so none falls in between
+    await withProcesses(kv, 2, { leaseMs: 3000, now: () => now, log }, async ([a, b]) => {
       for (let i = 0; i < 10; i++) await a!.registry.acquire("tok_1");
-      now += 1000; // a's lease lapsed before its next renewal came
+      await renewalOf(kv, a!.registry.holder!);
+      now += 10_000; // a's lease lapsed before its next renewal came
       for (let i = 0; i < 16; i++) await b!.registry.acquire("tok_1"); // drops a's count
       assertEquals(Object.keys(await connectionCounts(kv, "tok_1")), [b!.registry.holder]);
       await eventually(
         async () => (await connectionCounts(kv, "tok_1"))[a!.registry.holder!] === 10,
         "a's renewal restores its count",
+        4000,
       );
       assert(warnings.some((m) => m.includes("lapsed")), warnings.join());
       // with a counted again, nobody gets a slot until 10 streams end

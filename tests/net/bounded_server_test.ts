@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../assert.ts";
 import { abortQuietly, type ConnectionLimits, serveBounded } from "../../lib/net/bounded_server.ts";
+import { HAVE_OPENSSL, makeCa, makeServerPair } from "../server/tls_fixture.ts";
 
 const encoder = new TextEncoder();
 
@@ -108,4 +109,110 @@ Deno.test("closing a connection whose resource is already gone does not end the 
   abortQuietly(ac);
   await new Promise((r) => setTimeout(r, 10)); // an uncaught error would fail the test here
   assertEquals(ac.signal.aborted, true);
+});
+
+Deno.test("replaceListener serves new connections from the new listener and keeps the open ones", async () => {
+  const first = Deno.listen({ hostname: "127.0.0.1", port: 0, reusePort: true });
+  const port = first.addr.port;
+  let served = "first";
+  const ac = new AbortController();
+  const server = serveBounded(first, () => new Response(served), {
+    limits: { headerTimeoutMs: 5000, keepAliveTimeoutMs: 5000, maxConnections: 100 },
+    log: () => {},
+    signal: ac.signal,
+  });
+  // a keep-alive connection opened on the first listener
+  const kept = await Deno.connect({ hostname: "127.0.0.1", port });
+  const ask = async (conn: Deno.Conn, close: boolean) => {
+    await conn.write(
+      encoder.encode(
+        `GET / HTTP/1.1\r\nhost: x\r\n${close ? "connection: close\r\n" : ""}\r\n`,
+      ),
+    );
+    const buf = new Uint8Array(4096);
+    const n = await conn.read(buf);
+    return new TextDecoder().decode(buf.subarray(0, n ?? 0));
+  };
+  assert((await ask(kept, false)).endsWith("first"));
+
+  const second = Deno.listen({ hostname: "127.0.0.1", port, reusePort: true });
+  served = "second";
+  assert(await server.replaceListener(second));
+  // the first listener is closed: nothing else can be accepted from it
+  let refused = false;
+  try {
+    await first.accept();
+  } catch {
+    refused = true;
+  }
+  assert(refused, "the replaced listener is closed");
+  for (let i = 0; i < 20; i++) {
+    const fresh = await Deno.connect({ hostname: "127.0.0.1", port });
+    assert((await readAll(await sent(fresh))).endsWith("second"));
+  }
+  assert((await ask(kept, true)).endsWith("second"), "the open connection is still served");
+  kept.close();
+  ac.abort();
+  await server.finished;
+  const late = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  assertEquals(await server.replaceListener(late), false, "a stopped server takes no listener");
+});
+
+async function sent(conn: Deno.Conn): Promise<Deno.Conn> {
+  await conn.write(encoder.encode("GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"));
+  return conn;
+}
+
+Deno.test({
+  name:
+    "a TLS connection that never finishes its handshake stops counting after the header timeout",
+  ignore: !HAVE_OPENSSL,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "cfgtool-bounded-" });
+    const ca = await makeCa(dir, "a");
+    const pair = await makeServerPair(dir, ca, "a");
+    const listener = Deno.listenTls({
+      hostname: "127.0.0.1",
+      port: 0,
+      cert: pair.cert,
+      key: pair.key,
+    });
+    const ac = new AbortController();
+    const lines: string[] = [];
+    const server = serveBounded(listener, () => new Response("ok"), {
+      limits: { headerTimeoutMs: 300, keepAliveTimeoutMs: 5000, maxConnections: 4 },
+      log: (_level, msg) => lines.push(msg),
+      signal: ac.signal,
+    });
+    const port = listener.addr.port;
+    const stuck: Deno.Conn[] = [];
+    try {
+      for (let i = 0; i < 3; i++) stuck.push(await Deno.connect({ hostname: "127.0.0.1", port }));
+      const half = await Deno.connect({ hostname: "127.0.0.1", port });
+      // the first 11 bytes of a ClientHello that announces 512
+      await half.write(new Uint8Array([22, 3, 1, 2, 0, 1, 0, 1, 252, 3, 3]));
+      stuck.push(half);
+      const started = Date.now();
+      while (server.stats().connections < 4 && Date.now() - started < 1000) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assertEquals(server.stats().connections, 4, "each one counts while it handshakes");
+      while (server.stats().connections > 0 && Date.now() - started < 3000) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const waited = Date.now() - started;
+      assertEquals(server.stats().connections, 0, `still counted after ${waited} ms`);
+      assert(waited >= 250, `closed after ${waited} ms, before the limit`);
+      assert(lines.includes("tls handshake not finished in time: connection closed"));
+      // the slots are free again: a real client is served
+      using client = Deno.createHttpClient({ caCerts: [ca.pem] });
+      const res = await fetch(`https://localhost:${port}/`, { client });
+      assertEquals(await res.text(), "ok");
+    } finally {
+      for (const c of stuck) c.close();
+      ac.abort();
+      await server.finished;
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });

@@ -169,3 +169,25 @@ Deno.test("ModelCache compiles a stored version an earlier release accepted, and
     kv.close();
   }
 });
+
+Deno.test("ModelCache counts a hit only for a trusted head with its model compiled", async () => {
+  const kv = await setup(["web"]);
+  const heads = new HeadWatcher(kv, { pollIntervalMs: 20 });
+  const cache = new ModelCache(kv, heads, { settleMs: 60 });
+  try {
+    await cache.get("acme", "web"); // a new entry: reads the head, compiles
+    await cache.get("acme", "web"); // not trusted yet: reads the head
+    assertEquals([cache.hits, cache.misses], [0, 2]);
+    await new Promise((r) => setTimeout(r, 80)); // past the settle time
+    for (let i = 0; i < 5; i++) await cache.get("acme", "web");
+    assertEquals([cache.hits, cache.misses], [5, 2]);
+    cache.invalidate("acme", "web");
+    await cache.get("acme", "web");
+    await cache.get("acme", "nope");
+    assertEquals([cache.hits, cache.misses], [5, 4]);
+  } finally {
+    cache.close();
+    heads.close();
+    kv.close();
+  }
+});

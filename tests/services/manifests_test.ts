@@ -11,6 +11,7 @@ import { getHead } from "../../lib/store/versions.ts";
 import { serviceTest } from "./world.ts";
 
 const web = { tenant: "acme", namespace: "web" };
+const ctx = { requestId: "req-svc" };
 
 /** A JSON upload of a `namespace.toml` with the given environments. */
 function upload(envs: string[], message?: string): ManifestUpload {
@@ -34,7 +35,7 @@ serviceTest(
     assertEquals((await w.runtime.models.get("acme", "web"))?.head.version, 0);
     const pushed = await pushManifest(w.services, writer, web, {
       upload: upload(["prod"], "first"),
-    });
+    }, ctx);
     assertEquals(pushed.changed, true);
     assertEquals(pushed.version.version, 1);
     assertEquals(pushed.version.message, "first");
@@ -46,8 +47,14 @@ serviceTest(
 serviceTest(
   "pushing the head's content again changes nothing and tells the runtime nothing",
   async (w) => {
-    await pushManifest(w.services, w.superadmin, web, { upload: upload(["prod"]) });
-    const again = await pushManifest(w.services, w.superadmin, web, { upload: upload(["prod"]) });
+    await pushManifest(w.services, w.superadmin, web, { upload: upload(["prod"]) }, ctx);
+    const again = await pushManifest(
+      w.services,
+      w.superadmin,
+      web,
+      { upload: upload(["prod"]) },
+      ctx,
+    );
     assertEquals(again.changed, false);
     assertEquals(again.version.version, 1);
     assertEquals(w.changes, ["ns:acme/web"]);
@@ -64,7 +71,7 @@ serviceTest(
         pushManifest(w.services, reader, web, () => {
           read = true;
           return { upload: upload(["prod"]) };
-        }),
+        }, ctx),
       ForbiddenError,
     );
     assert(!read, "the request was read before authorisation");
@@ -79,7 +86,7 @@ serviceTest("a token of one namespace cannot push to another tenant's namespace"
     () =>
       pushManifest(w.services, writer, { tenant: "other", namespace: "app" }, {
         upload: upload([]),
-      }),
+      }, ctx),
     ForbiddenError,
   );
   assertEquals((await getHead(w.kv, "other", "app"))?.version, 0);
@@ -90,7 +97,7 @@ serviceTest("a push to a namespace that does not exist is 404 namespace_not_foun
     () =>
       pushManifest(w.services, w.superadmin, { tenant: "acme", namespace: "nope" }, {
         upload: upload([]),
-      }),
+      }, ctx),
     NotFoundError,
   );
   assertEquals(err.code, "namespace_not_found");
@@ -100,7 +107,7 @@ serviceTest(
   "an invalid manifest is refused with its problems and leaves the head as it was",
   async (w) => {
     const err = await assertRejects(
-      () => pushManifest(w.services, w.superadmin, web, { upload: invalid }),
+      () => pushManifest(w.services, w.superadmin, web, { upload: invalid }, ctx),
       ProblemsError,
     );
     assert(err.problems.length > 0);
@@ -111,7 +118,7 @@ serviceTest(
 
 serviceTest("a push whose If-Match is not the head is refused and commits nothing", async (w) => {
   const err = await assertRejects(() =>
-    pushManifest(w.services, w.superadmin, web, { upload: upload(["prod"]), ifMatch: 7 })
+    pushManifest(w.services, w.superadmin, web, { upload: upload(["prod"]), ifMatch: 7 }, ctx)
   );
   assertEquals((err as { status?: number }).status, 412);
   assertEquals((await getHead(w.kv, "acme", "web"))?.version, 0);
@@ -121,7 +128,7 @@ serviceTest("an archive upload with an empty body is a 400", async (w) => {
   const err = await assertRejects(() =>
     pushManifest(w.services, w.superadmin, web, {
       upload: { format: "archive", bytes: new Uint8Array() },
-    })
+    }, ctx)
   );
   assertEquals((err as { status?: number }).status, 400);
 });
@@ -144,8 +151,8 @@ serviceTest("a namespace-read token cannot lint (manifest.write)", async (w) => 
 serviceTest(
   "a rollback commits an old version's files as the next version and tells the runtime",
   async (w) => {
-    await pushManifest(w.services, w.superadmin, web, { upload: upload(["prod"]) });
-    const back = await rollbackManifest(w.services, w.superadmin, web, { version: 0 });
+    await pushManifest(w.services, w.superadmin, web, { upload: upload(["prod"]) }, ctx);
+    const back = await rollbackManifest(w.services, w.superadmin, web, { version: 0 }, ctx);
     assertEquals(back.changed, true);
     assertEquals(back.version.version, 2);
     assertEquals(back.version.message, "rollback to version 0");
@@ -156,10 +163,10 @@ serviceTest(
 );
 
 serviceTest("a rollback by a namespace-read token is 403 and writes nothing", async (w) => {
-  await pushManifest(w.services, w.superadmin, web, { upload: upload(["prod"]) });
+  await pushManifest(w.services, w.superadmin, web, { upload: upload(["prod"]) }, ctx);
   const reader = await w.asWeb("namespace-read");
   await assertRejects(
-    () => rollbackManifest(w.services, reader, web, { version: 0 }),
+    () => rollbackManifest(w.services, reader, web, { version: 0 }, ctx),
     ForbiddenError,
   );
   assertEquals((await getHead(w.kv, "acme", "web"))?.version, 1);
@@ -167,7 +174,7 @@ serviceTest("a rollback by a namespace-read token is 403 and writes nothing", as
 
 serviceTest("a rollback to a version that is not a non-negative integer is a 400", async (w) => {
   const err = await assertRejects(() =>
-    rollbackManifest(w.services, w.superadmin, web, { version: -1 })
+    rollbackManifest(w.services, w.superadmin, web, { version: -1 }, ctx)
   );
   assertEquals((err as { status?: number }).status, 400);
 });

@@ -21,7 +21,7 @@ serviceTest(
     const ns = await createNamespace(w.services, admin, "acme", {
       slug: "api",
       description: "API",
-    });
+    }, ctx);
     assertEquals(ns.slug, "api");
     assertEquals(ns.description, "API");
     assertEquals((await getHead(w.kv, "acme", "api"))?.version, 0);
@@ -40,7 +40,7 @@ serviceTest(
         createNamespace(w.services, admin, "acme", () => {
           read = true;
           return { slug: "api" };
-        }),
+        }, ctx),
       ForbiddenError,
     );
     assert(!read, "the input was read before authorisation");
@@ -53,7 +53,7 @@ serviceTest(
   "creating a namespace in a tenant that does not exist is 404 tenant_not_found",
   async (w) => {
     const err = await assertRejects(
-      () => createNamespace(w.services, w.superadmin, "nope", { slug: "api" }),
+      () => createNamespace(w.services, w.superadmin, "nope", { slug: "api" }, ctx),
       NotFoundError,
     );
     assertEquals(err.code, "tenant_not_found");
@@ -62,7 +62,7 @@ serviceTest(
 
 serviceTest("a namespace slug that is taken is 409", async (w) => {
   await assertRejects(
-    () => createNamespace(w.services, w.superadmin, "acme", { slug: "web" }),
+    () => createNamespace(w.services, w.superadmin, "acme", { slug: "web" }, ctx),
     ConflictError,
   );
   assertEquals(w.changes, []);
@@ -110,10 +110,17 @@ serviceTest("deleting a namespace that does not exist is 404 namespace_not_found
 serviceTest("a tenant-admin adds a namespace admin by email and removes them by id", async (w) => {
   const admin = await w.as({ type: "tenant-admin", name: "ta", tenant_slug: "acme" });
   const ana = await createUser(w.kv, { email: "ana@example.com" });
-  const member = await addNamespaceAdmin(w.services, admin, "acme", "web", () => "ana@example.com");
+  const member = await addNamespaceAdmin(
+    w.services,
+    admin,
+    "acme",
+    "web",
+    () => "ana@example.com",
+    ctx,
+  );
   assertEquals(member.user_id, ana.id);
   assert(await isNamespaceAdmin(w.kv, "acme", "web", ana.id));
-  await removeNamespaceAdmin(w.services, admin, "acme", "web", ana.id);
+  await removeNamespaceAdmin(w.services, admin, "acme", "web", ana.id, ctx);
   assert(!await isNamespaceAdmin(w.kv, "acme", "web", ana.id));
 });
 
@@ -121,19 +128,19 @@ serviceTest("a namespace-write token cannot manage namespace admins", async (w) 
   const writer = await w.asWeb("namespace-write");
   const ana = await createUser(w.kv, { email: "ana@example.com" });
   await assertRejects(
-    () => addNamespaceAdmin(w.services, writer, "acme", "web", ana.id),
+    () => addNamespaceAdmin(w.services, writer, "acme", "web", ana.id, ctx),
     ForbiddenError,
   );
   assert(!await isNamespaceAdmin(w.kv, "acme", "web", ana.id));
   await assertRejects(
-    () => removeNamespaceAdmin(w.services, writer, "acme", "web", ana.id),
+    () => removeNamespaceAdmin(w.services, writer, "acme", "web", ana.id, ctx),
     ForbiddenError,
   );
 });
 
 serviceTest("adding an admin who is no user is 404 user_not_found", async (w) => {
   const err = await assertRejects(
-    () => addNamespaceAdmin(w.services, w.superadmin, "acme", "web", "nobody@example.com"),
+    () => addNamespaceAdmin(w.services, w.superadmin, "acme", "web", "nobody@example.com", ctx),
     NotFoundError,
   );
   assertEquals(err.code, "user_not_found");

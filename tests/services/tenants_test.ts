@@ -15,7 +15,12 @@ import { serviceTest } from "./world.ts";
 const ctx = { requestId: "req-svc" };
 
 serviceTest("a superadmin creates a tenant and the runtime is told", async (w) => {
-  const tenant = await createTenant(w.services, w.superadmin, { slug: "beta", description: "B" });
+  const tenant = await createTenant(
+    w.services,
+    w.superadmin,
+    { slug: "beta", description: "B" },
+    ctx,
+  );
   assertEquals(tenant.slug, "beta");
   assertEquals(tenant.description, "B");
   assert(await findTenant(w.kv, "beta") !== null);
@@ -30,7 +35,7 @@ serviceTest("a tenant-admin cannot create a tenant: 403 before the input is read
       createTenant(w.services, admin, () => {
         read = true;
         return { slug: "beta" };
-      }),
+      }, ctx),
     ForbiddenError,
   );
   assert(!read, "the input was read before authorisation");
@@ -40,7 +45,7 @@ serviceTest("a tenant-admin cannot create a tenant: 403 before the input is read
 
 serviceTest("a tenant slug that is taken is 409", async (w) => {
   await assertRejects(
-    () => createTenant(w.services, w.superadmin, { slug: "acme" }),
+    () => createTenant(w.services, w.superadmin, { slug: "acme" }, ctx),
     ConflictError,
   );
   assertEquals(w.changes, []);
@@ -84,26 +89,35 @@ serviceTest("deleting a tenant that does not exist is 404 tenant_not_found", asy
 
 serviceTest("a superadmin adds a tenant admin by email and removes them by id", async (w) => {
   const ana = await createUser(w.kv, { email: "ana@example.com" });
-  const member = await addTenantAdmin(w.services, w.superadmin, "acme", () => "ana@example.com");
+  const member = await addTenantAdmin(
+    w.services,
+    w.superadmin,
+    "acme",
+    () => "ana@example.com",
+    ctx,
+  );
   assertEquals(member.user_id, ana.id);
   assert(await isTenantAdmin(w.kv, "acme", ana.id));
-  await removeTenantAdmin(w.services, w.superadmin, "acme", ana.id);
+  await removeTenantAdmin(w.services, w.superadmin, "acme", ana.id, ctx);
   assert(!await isTenantAdmin(w.kv, "acme", ana.id));
 });
 
 serviceTest("a tenant-admin of another tenant cannot manage this tenant's admins", async (w) => {
   const admin = await w.as({ type: "tenant-admin", name: "ta", tenant_slug: "other" });
   const ana = await createUser(w.kv, { email: "ana@example.com" });
-  await assertRejects(() => addTenantAdmin(w.services, admin, "acme", ana.id), ForbiddenError);
+  await assertRejects(() => addTenantAdmin(w.services, admin, "acme", ana.id, ctx), ForbiddenError);
   assert(!await isTenantAdmin(w.kv, "acme", ana.id));
-  await assertRejects(() => removeTenantAdmin(w.services, admin, "acme", ana.id), ForbiddenError);
+  await assertRejects(
+    () => removeTenantAdmin(w.services, admin, "acme", ana.id, ctx),
+    ForbiddenError,
+  );
 });
 
 serviceTest(
   "adding an admin to a tenant that does not exist is 404 tenant_not_found",
   async (w) => {
     const err = await assertRejects(
-      () => addTenantAdmin(w.services, w.superadmin, "nope", "ana@example.com"),
+      () => addTenantAdmin(w.services, w.superadmin, "nope", "ana@example.com", ctx),
       NotFoundError,
     );
     assertEquals(err.code, "tenant_not_found");

@@ -67,12 +67,38 @@ Deno.test("deleteUser() removes the user, its memberships and sessions, leaving 
     assertEquals(await isTenantAdmin(kv, "acme", ana.id), false);
     assertEquals(await isNamespaceAdmin(kv, "acme", "web", ana.id), false);
     const dangling: unknown[] = [];
+    const history: string[] = [];
     for await (const e of kv.list({ prefix: [] })) {
       if (e.value instanceof Deno.KvU64) continue; // counters name nobody
-      if (JSON.stringify([e.key, e.value]).includes(ana.id)) dangling.push(e.key);
+      const names = JSON.stringify([e.key, e.value]).includes(ana.id);
+      // the audit log is history: it keeps who was made an admin, and when that
+      // ended, until audit retention
+      if (e.key[0] === "audit_by_time") {
+        const entry = e.value as {
+          type: string;
+          namespace_slug: string | null;
+          details: { reason?: string };
+        };
+        if (names) {
+          history.push(
+            `${entry.type} ${entry.namespace_slug ?? "(tenant)"}${
+              entry.details.reason ? ` ${entry.details.reason}` : ""
+            }`,
+          );
+        }
+        continue;
+      }
+      if (e.key[0] === "audit") continue;
+      if (names) dangling.push(e.key);
       if (JSON.stringify(e.value).includes(s1.session.digest)) dangling.push(e.key);
     }
     assertEquals(dangling, []);
+    assertEquals(history, [
+      "admin.added (tenant)",
+      "admin.added web",
+      "admin.removed (tenant) user_deleted",
+      "admin.removed web user_deleted",
+    ]);
 
     // bo keeps everything, and the email is free again
     assert(await isTenantAdmin(kv, "acme", bo.id));

@@ -316,7 +316,9 @@ async function Target(props: { tenant: string; e: AuditEntry; names: PeopleNames
   if (e.namespace_slug !== null) {
     parts.push(
       <div>
-        namespace <a href={ui.namespace(tenant, e.namespace_slug)}>{e.namespace_slug}</a>
+        namespace {e.type === "namespace.deleted"
+          ? e.namespace_slug // gone: no page to link to
+          : <a href={ui.namespace(tenant, e.namespace_slug)}>{e.namespace_slug}</a>}
         {e.environment_slug === null ? null : <>/{e.environment_slug}</>}
       </div>,
     );
@@ -343,6 +345,14 @@ async function Target(props: { tenant: string; e: AuditEntry; names: PeopleNames
   const user = typeof e.details.user_id === "string" ? e.details.user_id : null;
   if (user !== null && e.type.startsWith("session.")) {
     parts.push(<div>session of {(await names.email(user)) ?? user}</div>);
+  }
+  if (user !== null && e.type.startsWith("admin.")) {
+    const email = typeof e.details.email === "string" ? e.details.email : null;
+    const role = e.namespace_slug === null ? "tenant admin" : "namespace admin";
+    parts.push(<div>{role} {email ?? (await names.email(user)) ?? user}</div>);
+  }
+  if (e.type.startsWith("tenant.") && e.type !== "tenant.login_policy_changed") {
+    parts.push(<div>tenant {e.tenant_slug}</div>);
   }
   return parts.length === 0 ? <span class="muted">tenant</span> : <>{parts}</>;
 }

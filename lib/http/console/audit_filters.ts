@@ -7,20 +7,14 @@
  *
  * @module
  */
+import { AUDIT_EVENT_TYPES } from "../../store/audit.ts";
 import { SHAPES } from "../params.ts";
 
-/** The event types the audit log holds (docs/api.md, "Audit"), for the type field's suggestions. */
-export const AUDIT_EVENT_TYPES: readonly string[] = [
-  "login.succeeded",
-  "login.failed",
-  "session.revoked",
-  "tenant.login_policy_changed",
-  "token.created",
-  "token.rotated",
-  "token.revoked",
-  "token.expired",
-  "token.authenticated",
-];
+/**
+ * The event types the audit log holds (docs/api.md, "Audit"), for the type
+ * field's suggestions: the store's list, control-plane changes first.
+ */
+export { AUDIT_EVENT_TYPES };
 
 /** Page size when the page names none. */
 export const AUDIT_PAGE_SIZE = 50;

@@ -171,11 +171,12 @@ export function changeRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
       return previewPage(c, view, flag, input, before, after, problems);
     }
     let result;
+    const bytes = jsonUpload(files, input.message);
     try {
       result = await pushManifest(deps, person, ref, {
         ifMatch: base,
-        upload: { format: "json", bytes: jsonUpload(files, input.message) },
-      });
+        upload: { format: "json", bytes },
+      }, { requestId: c.get("requestId") });
     } catch (err) {
       if (err instanceof CfgtoolError && err.code === "precondition_failed") {
         return conflictPage(c, view, flag, input);
@@ -185,6 +186,7 @@ export function changeRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
       }
       throw err;
     }
+    deps.runtime.metrics.pushed(bytes.length, result.changed);
     if (!result.changed) {
       return formPage(c, view, flag, input, undefined, 200, true);
     }

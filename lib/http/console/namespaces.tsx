@@ -135,7 +135,7 @@ export function homeRoutes(deps: AppDeps): Hono<ConsoleEnv> {
       await createTenant(deps, c.get("person"), () => ({
         slug,
         ...(description === "" ? {} : { description }),
-      }));
+      }), { requestId: c.get("requestId") });
     } catch (err) {
       if (err instanceof CfgtoolError && (err.status === 400 || err.status === 409)) {
         return await tenantsPage(c, { message: err.message, slug, description });

@@ -124,8 +124,10 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
     let member: Membership;
     try {
       member = namespace === null
-        ? await addTenantAdmin(deps, person, tenant, ref)
-        : await addNamespaceAdmin(deps, person, tenant, namespace, ref);
+        ? await addTenantAdmin(deps, person, tenant, ref, { requestId: c.get("requestId") })
+        : await addNamespaceAdmin(deps, person, tenant, namespace, ref, {
+          requestId: c.get("requestId"),
+        });
     } catch (err) {
       if (!refusedChange(err)) throw err;
       const message = err.code === "user_not_found"
@@ -156,8 +158,9 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
     }
     const person = c.get("person");
     try {
-      if (namespace === null) await removeTenantAdmin(deps, person, tenant, userId);
-      else await removeNamespaceAdmin(deps, person, tenant, namespace, userId);
+      const ctx = { requestId: c.get("requestId") };
+      if (namespace === null) await removeTenantAdmin(deps, person, tenant, userId, ctx);
+      else await removeNamespaceAdmin(deps, person, tenant, namespace, userId, ctx);
     } catch (err) {
       if (!refusedChange(err)) throw err;
       return await peoplePage(c, tenant, {

@@ -178,7 +178,10 @@ export function versionRoutes(deps: AppDeps, _views: ManifestViews): Hono<Consol
     if (problems.length > 0) {
       return await versionPage(c, v, { message: raw, confirmed: confirm, problems });
     }
-    const result = await rollbackManifest(deps, person, ref, { version: v, message });
+    const result = await rollbackManifest(deps, person, ref, { version: v, message }, {
+      requestId: c.get("requestId"),
+    });
+    deps.runtime.metrics.rolledBack(result.changed);
     if (!result.changed) {
       return c.redirect(ui.version(tenant, namespace, v, { done: "unchanged" }), 303);
     }

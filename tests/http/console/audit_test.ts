@@ -104,8 +104,16 @@ consoleTest("the log filters by type, namespace and actor", async (w) => {
   const byType = rows(await w.page("/ui/t/acme/audit?type=token.created", w.tenantAdmin));
   assertEquals(byType.map((r) => r.type), ["token.created", "token.created"]);
   const byNs = rows(await w.page("/ui/t/acme/audit?namespace=web", w.tenantAdmin));
-  assertEquals(byNs.length, 1);
+  // web's creation, first push and namespace admin (the world's), then the token
+  assertEquals(byNs.map((r) => r.type), [
+    "token.created",
+    "admin.added",
+    "manifest.pushed",
+    "namespace.created",
+  ]);
   assertStringIncludes(byNs[0]!.target, "ci-reader");
+  assertStringIncludes(byNs[1]!.target, "namespace admin nia@acme.test");
+  assertEquals(byNs[2]!.details, "version: 1 · message: first flags · files: 7");
   const byEmail = await w.page("/ui/t/acme/audit?actor=Nia%40acme.test", w.tenantAdmin);
   assertEquals(rows(byEmail).map((r) => `${r.type} ${r.actor}`), [
     "login.succeeded nia@acme.test",
@@ -151,8 +159,9 @@ consoleTest("the log filters by a time window in UTC", async (w) => {
 
 consoleTest("Older pages on through the whole log and keeps the filters", async (w) => {
   for (let i = 0; i < 4; i++) await issue(w, `t${i}`);
-  const all = (await apiEntries(w)).map((e) => e.id); // 4 tokens, 3 sign-ins
-  assertEquals(all.length, 7);
+  // 4 tokens, 3 sign-ins, and the world's tenant, namespace, push and two admins
+  const all = (await apiEntries(w)).map((e) => e.id);
+  assertEquals(all.length, 12);
   const seen: string[] = [];
   let path: string | null = "/ui/t/acme/audit?limit=2";
   let pages = 0;
@@ -170,7 +179,7 @@ consoleTest("Older pages on through the whole log and keeps the filters", async 
     pages++;
   }
   assertEquals(seen, all);
-  assertEquals(pages, 4);
+  assertEquals(pages, 6);
 
   // with a time window (filtered here, not by the store) the cursor moves on just as well
   const tokens: string[] = [];
@@ -213,5 +222,51 @@ consoleTest("a person of another tenant is refused the audit log", async (w) => 
   assertStringIncludes(res.text, "Not allowed");
   const own = await w.page("/ui/t/other/audit", outsider);
   assertEquals(own.status, 200);
-  assertEquals(rows(own).map((r) => r.actor), ["eve@other.test"]);
+  // only other's entries: eve's sign-in and the tenant's creation
+  assertEquals(rows(own).map((r) => r.type), ["login.succeeded", "tenant.created"]);
+  assertEquals(rows(own)[0]!.actor, "eve@other.test");
+  assertStringIncludes(rows(own)[1]!.target, "tenant other");
 });
+
+consoleTest(
+  "changes made in the console are audited as the person, with the request's id",
+  async (w) => {
+    const bea = await w.person("bea@acme.test", "acme");
+    const added = await w.post("/ui/t/acme/people/add", w.tenantAdmin, {
+      email: "bea@acme.test",
+      namespace: "web",
+    });
+    assertEquals(added.status, 303, added.text);
+    const api = await w.json("GET", "/api/v1/audit?tenant=acme&type=admin.added&namespace=web", {
+      bearer: w.admin,
+    });
+    // deno-lint-ignore no-explicit-any
+    const entry = (api.body.entries as any[]).find((e) => e.details.user_id === bea.user_id);
+    assertEquals(entry.actor_id, w.tenantAdmin.user_id);
+    assertEquals(entry.principal_type, "user");
+    assertEquals(entry.request_id, added.headers.get("x-request-id"));
+    assertEquals(entry.details, {
+      user_id: bea.user_id,
+      email: "bea@acme.test",
+      scope: "namespace",
+    });
+    // the log shows who was made an admin of what
+    const list = rows(await w.page("/ui/t/acme/audit?type=admin.added", w.tenantAdmin));
+    assertStringIncludes(list[0]!.target, "namespace web");
+    assertStringIncludes(list[0]!.target, "namespace admin bea@acme.test");
+    assertEquals(list[0]!.actor, "ada@acme.test");
+
+    const back = await w.post("/ui/t/acme/ns/web/versions/0/rollback", w.writer, {
+      message: "start over",
+      confirm: "yes",
+    });
+    assertEquals(back.status, 303, back.text);
+    const rolled = rows(await w.page("/ui/t/acme/audit?type=manifest.rolled_back", w.tenantAdmin));
+    assertEquals(rolled.length, 1);
+    assertEquals(rolled[0]!.actor, "nia@acme.test");
+    assertEquals(
+      rolled[0]!.details,
+      "version: 2 · rolled back to: 0 · message: start over · files: 0",
+    );
+  },
+);
