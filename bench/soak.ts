@@ -691,8 +691,13 @@ let lastCpu = { at: performance.now(), server: cpuSeconds(pid), self: cpuSeconds
 let selfCpuTotal = 0;
 let serverCpuTotal = 0;
 
-/** V8 heap figures of the server from its /metrics (prom-client's nodejs_*), KiB; null without them. */
-async function heap(): Promise<{ heapUsedKiB: number; heapTotalKiB: number } | null> {
+/**
+ * V8 heap figures of the server from its /metrics (prom-client's nodejs_*), KiB, and how many
+ * series /metrics holds; null without them.
+ */
+async function heap(): Promise<
+  { heapUsedKiB: number; heapTotalKiB: number; metricsSeries: number } | null
+> {
   try {
     const text = await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(5000) }))
       .text();
@@ -700,7 +705,11 @@ async function heap(): Promise<{ heapUsedKiB: number; heapTotalKiB: number } | n
     const used = value("nodejs_heap_size_used_bytes");
     const total = value("nodejs_heap_size_total_bytes");
     return Number.isFinite(used) && Number.isFinite(total)
-      ? { heapUsedKiB: used / 1024, heapTotalKiB: total / 1024 }
+      ? {
+        heapUsedKiB: used / 1024,
+        heapTotalKiB: total / 1024,
+        metricsSeries: text.split("\n").filter((l) => l !== "" && !l.startsWith("#")).length,
+      }
       : null;
   } catch {
     return null;
@@ -733,6 +742,7 @@ async function sample(): Promise<SoakSample> {
     kvKiB: kvKiB(),
     heapUsedKiB: h?.heapUsedKiB ?? null,
     heapTotalKiB: h?.heapTotalKiB ?? null,
+    metricsSeries: h?.metricsSeries ?? null,
   };
 }
 
@@ -789,7 +799,10 @@ const sampler = (async () => {
     samples.push(s);
     console.log(
       `${clock(s.t)} RSS ${mib(s.rssKiB)} MiB, fds ${s.fds} ${JSON.stringify(s.fdKinds)}, ` +
-        `threads ${s.threads}, CPU ${s.cpu.toFixed(2)}, ok ${s.ok}, errors ${s.errors}, ` +
+        `heap ${s.heapUsedKiB === null ? "?" : mib(s.heapUsedKiB)} MiB, ` +
+        `metrics series ${s.metricsSeries ?? "?"}, threads ${s.threads}, CPU ${
+          s.cpu.toFixed(2)
+        }, ok ${s.ok}, errors ${s.errors}, ` +
         `streams ${s.openStreams} (${s.overdueStreams} overdue, ${s.streamConnects} connects), ` +
         `events ${s.events}, KV ${mib(s.kvKiB)} MiB`,
     );

@@ -39,6 +39,8 @@ export interface SoakSample {
   heapUsedKiB: number | null;
   /** V8 heap reserved, KiB, likewise. */
   heapTotalKiB: number | null;
+  /** Series (sample lines) of the server's /metrics, likewise. */
+  metricsSeries: number | null;
 }
 
 /** First, last, smallest and largest value of a series, and its growth. */
@@ -260,7 +262,7 @@ export function condense<T>(samples: readonly T[], rows: number): T[] {
  * import { sampleTable } from "./soak_summary.ts";
  * const row = { t: 60, rssKiB: 65536, fds: 40, fdKinds: {}, threads: 30, cpu: 0.31, ok: 900,
  *   errors: 0, openStreams: 18, overdueStreams: 0, streamConnects: 70, events: 120, kvKiB: 2048,
- *   heapUsedKiB: 30720, heapTotalKiB: 40960 };
+ *   heapUsedKiB: 30720, heapTotalKiB: 40960, metricsSeries: 100 };
  * const want = "| 1:00 | 64.0 | 30.0 | 40 | 30 | 0.31 | 900 | 0 | 18 | 0 | 70 | 120 | 2.0 |";
  * if (!sampleTable([row]).includes(want)) throw new Error();
  * ```

@@ -204,9 +204,14 @@ export interface BlobCollection {
  * Mark and sweep of blobs: deletes blobs that no version references and
  * that were already found unreferenced at least `graceMs` ago.
  *
+ * Aborting `signal` ends the run between two steps: before any marking
+ * while the referenced set is still being read (an incomplete set must not
+ * mark anything), or between two blobs; each step is atomic on its own.
+ *
  * @param kv the store
  * @param graceMs how long a blob stays marked before deletion
  * @param now the current time
+ * @param signal aborting it ends the run early (a shutdown)
  * @returns counts
  *
  * @example
@@ -218,6 +223,10 @@ export interface BlobCollection {
  * const first = await collectBlobs(kv, 0);
  * const second = await collectBlobs(kv, 0);
  * if (first.marked !== 1 || second.deleted !== 1) throw new Error();
+ * // an aborted run marks nothing
+ * await putBlob(kv, new Uint8Array([2]));
+ * const stopped = await collectBlobs(kv, 0, new Date(), AbortSignal.abort());
+ * if (stopped.marked !== 0) throw new Error();
  * kv.close();
  * ```
  */
@@ -225,13 +234,16 @@ export async function collectBlobs(
   kv: Deno.Kv,
   graceMs: number,
   now: Date = new Date(),
+  signal?: AbortSignal,
 ): Promise<BlobCollection> {
   const live = new Set<string>();
   const trees = new Set<string>();
   for await (const e of kv.list<VersionMeta>({ prefix: allVersionsPrefix() })) {
+    if (signal?.aborted) return { live: 0, marked: 0, deleted: 0 };
     trees.add(e.value.tree);
   }
   for (const tree of trees) {
+    if (signal?.aborted) return { live: 0, marked: 0, deleted: 0 };
     live.add(tree);
     const bytes = await getBlob(kv, tree);
     if (bytes === null) continue;
@@ -242,6 +254,7 @@ export async function collectBlobs(
   let marked = 0;
   let deleted = 0;
   for await (const e of kv.list({ prefix: blobMetaPrefix() })) {
+    if (signal?.aborted) break;
     const id = e.key[1] as string;
     const mark = await kv.get<{ at: string }>(blobGcKey(id));
     if (live.has(id)) {
@@ -278,6 +291,7 @@ export interface PruneReport {
  * @param policy days and versions to keep
  * @param blobGraceMs grace before an unreferenced blob is deleted
  * @param now the current time
+ * @param signal aborting it ends the run between two namespaces or two blobs (a shutdown)
  * @returns what was done
  *
  * @example
@@ -294,15 +308,17 @@ export async function pruneAll(
   policy: RetentionPolicy,
   blobGraceMs: number,
   now: Date = new Date(),
+  signal?: AbortSignal,
 ): Promise<PruneReport> {
   let namespaces = 0;
   let versionsDeleted = 0;
   for await (const e of kv.list<Head>({ prefix: allHeadsPrefix() })) {
+    if (signal?.aborted) break;
     namespaces++;
     const [, t, ns] = e.key as [string, string, string];
     versionsDeleted += (await pruneNamespace(kv, t, ns, policy, now)).deleted;
   }
-  const blobs = await collectBlobs(kv, blobGraceMs, now);
+  const blobs = await collectBlobs(kv, blobGraceMs, now, signal);
   return { namespaces, versionsDeleted, blobs };
 }
 
@@ -324,7 +340,7 @@ export interface RetentionTaskOptions {
 export interface RetentionTask {
   /** Runs once now (when this process holds or takes the lease). */
   runOnce(): Promise<PruneReport | null>;
-  /** Stops the timer and waits for a run in progress. */
+  /** Stops the timer and ends a run in progress at its next step (waiting for that step). */
   stop(): Promise<void>;
 }
 
@@ -358,6 +374,8 @@ export function startRetention(kv: Deno.Kv, options: RetentionTaskOptions): Rete
   const grace = options.blobGraceMs ?? Math.floor(options.intervalMs / 2);
   let running: Promise<PruneReport | null> | null = null;
   let stopped = false;
+  // A run over a long history takes minutes (one read per stored file): a shutdown must not wait.
+  const halt = new AbortController();
 
   async function takeLease(): Promise<boolean> {
     const lease = await kv.get<{ holder: string; until: number }>(retentionLeaseKey());
@@ -375,14 +393,18 @@ export function startRetention(kv: Deno.Kv, options: RetentionTaskOptions): Rete
   async function run(): Promise<PruneReport | null> {
     if (!await takeLease()) return null;
     const started = performance.now();
-    const report = await pruneAll(kv, options.policy, grace, now());
-    options.log("info", "retention run", {
-      namespaces: report.namespaces,
-      versions_deleted: report.versionsDeleted,
-      blobs_marked: report.blobs.marked,
-      blobs_deleted: report.blobs.deleted,
-      ms: Math.round(performance.now() - started),
-    });
+    const report = await pruneAll(kv, options.policy, grace, now(), halt.signal);
+    options.log(
+      "info",
+      halt.signal.aborted ? "retention run cut short by shutdown" : "retention run",
+      {
+        namespaces: report.namespaces,
+        versions_deleted: report.versionsDeleted,
+        blobs_marked: report.blobs.marked,
+        blobs_deleted: report.blobs.deleted,
+        ms: Math.round(performance.now() - started),
+      },
+    );
     return report;
   }
 
@@ -408,6 +430,7 @@ export function startRetention(kv: Deno.Kv, options: RetentionTaskOptions): Rete
     async stop() {
       stopped = true;
       clearInterval(timer);
+      halt.abort();
       if (running !== null) await running;
     },
   };

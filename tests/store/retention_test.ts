@@ -7,7 +7,7 @@ import {
   startRetention,
   versionStatus,
 } from "../../lib/store/retention.ts";
-import { getBlob } from "../../lib/store/blobs.ts";
+import { getBlob, putBlob } from "../../lib/store/blobs.ts";
 import { createNamespace, deleteNamespace } from "../../lib/store/namespaces.ts";
 import { createTenant } from "../../lib/store/tenants.ts";
 import { getVersion, listVersions, readFiles } from "../../lib/store/versions.ts";
@@ -154,4 +154,22 @@ Deno.test("pruneAll() prunes every namespace; startRetention() runs it under a l
   await b.stop();
   assertEquals(await versions(kv), [5]);
   kv.close();
+});
+
+Deno.test("stopping the retention task ends a run in progress at its next step: a shutdown does not wait for a sweep", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    for (let i = 0; i < 50; i++) await putBlob(kv, new TextEncoder().encode(`orphan ${i}`));
+    const options = { policy: { days: 30, versions: 100 }, intervalMs: 60_000, log: () => {} };
+    const task = startRetention(kv, options);
+    const cut = task.runOnce();
+    await task.stop();
+    const report = await cut;
+    assert(report !== null);
+    assertEquals(report.blobs.marked, 0);
+    // nothing was marked: a whole sweep marks every orphan
+    assertEquals((await collectBlobs(kv, 60_000)).marked, 50);
+  } finally {
+    kv.close();
+  }
 });
