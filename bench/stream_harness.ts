@@ -57,7 +57,7 @@ export class LineProcess {
     return this.#stderr;
   }
 
-  async #pump(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void) {
+  async #pump(stream: ReadableStream<Uint8Array<ArrayBuffer>>, onLine: (line: string) => void) {
     let buffered = "";
     for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
       buffered += chunk;

@@ -7,22 +7,34 @@
  */
 import assertNode from "node:assert/strict";
 
-export const assert: (value: unknown, message?: string) => asserts value = assertNode.ok;
+// A message is passed on only when given: Node's typings overload the
+// message parameter differently across @types/node versions.
+export function assert(value: unknown, message?: string): asserts value {
+  if (message === undefined) assertNode.ok(value);
+  else assertNode.ok(value, message);
+}
 export const assertEquals = <T>(
   actual: T,
   expected: T,
   message?: string,
-): void => assertNode.deepStrictEqual(actual, expected, message);
+): void =>
+  message === undefined
+    ? assertNode.deepStrictEqual(actual, expected)
+    : assertNode.deepStrictEqual(actual, expected, message);
 export const assertNotEquals = <T>(
   actual: T,
   expected: T,
   message?: string,
-): void => assertNode.notDeepStrictEqual(actual, expected, message);
+): void =>
+  message === undefined
+    ? assertNode.notDeepStrictEqual(actual, expected)
+    : assertNode.notDeepStrictEqual(actual, expected, message);
 export const assertMatch = (
   actual: string,
   re: RegExp,
   message?: string,
-): void => assertNode.match(actual, re, message);
+): void =>
+  message === undefined ? assertNode.match(actual, re) : assertNode.match(actual, re, message);
 export const assertStringIncludes = (
   actual: string,
   expected: string,

@@ -8,12 +8,15 @@
  * @module
  */
 import { InvalidRequestError, UnavailableError } from "../errors.ts";
-import type { LoginPolicy } from "../protocol/login_policy.ts";
+import type { LoginPolicy, SamlLoginPolicy } from "../protocol/login_policy.ts";
+import { parseIdpMetadata } from "./login/saml_metadata.ts";
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const SECRET_REF = /^(env:[A-Za-z_][A-Za-z0-9_]{0,127}|file:\/.{1,1023})$/;
 const MAX_LIST = 100;
 const MAX_TEXT = 256;
+/** Largest `idp_metadata_xml` kept in a policy (the record must fit one KV value). */
+export const MAX_METADATA_XML = 48 * 1024;
 
 const bad = (field: string, message: string) =>
   new InvalidRequestError(message, { details: { field } });
@@ -97,9 +100,83 @@ function issuerUrl(raw: string): string {
 }
 
 /**
+ * A SAML policy's metadata URL: `https://`, or `http://` on a loopback
+ * host; no fragment or credentials.
+ */
+function metadataUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw bad("idp_metadata_url", `idp_metadata_url must be a URL, not ${JSON.stringify(raw)}`);
+  }
+  const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
+    throw bad(
+      "idp_metadata_url",
+      "idp_metadata_url must be an https:// URL (http:// only on a loopback host)",
+    );
+  }
+  if (url.hash !== "" || url.username !== "" || url.password !== "") {
+    throw bad("idp_metadata_url", "idp_metadata_url must not carry a fragment or credentials");
+  }
+  return url.href;
+}
+
+/** Reads a SAML policy: exactly one metadata source, checked. */
+function parseSamlPolicy(o: Record<string, unknown>): SamlLoginPolicy {
+  onlyFields(o, [
+    "method",
+    "idp_metadata_xml",
+    "idp_metadata_url",
+    "allowed_email_domains",
+    "email_attribute",
+    "groups_attribute",
+    "admin_groups",
+  ]);
+  const hasXml = o.idp_metadata_xml !== undefined;
+  if (hasXml === (o.idp_metadata_url !== undefined)) {
+    throw bad(
+      hasXml ? "idp_metadata_url" : "idp_metadata_xml",
+      "Give exactly one of idp_metadata_xml (the identity provider's metadata document) " +
+        "and idp_metadata_url (where to fetch it)",
+    );
+  }
+  const policy: SamlLoginPolicy = { method: "saml" };
+  if (hasXml) {
+    const xml = o.idp_metadata_xml;
+    if (typeof xml !== "string" || xml.trim() === "") {
+      throw bad("idp_metadata_xml", "idp_metadata_xml must be the metadata document as a string");
+    }
+    if (new TextEncoder().encode(xml).length > MAX_METADATA_XML) {
+      throw bad(
+        "idp_metadata_xml",
+        `idp_metadata_xml is larger than ${MAX_METADATA_XML} bytes; give idp_metadata_url instead`,
+      );
+    }
+    const reading = parseIdpMetadata(xml);
+    if (!reading.ok) {
+      throw bad("idp_metadata_xml", `idp_metadata_xml cannot be used: ${reading.problem}`);
+    }
+    policy.idp_metadata_xml = xml;
+  } else {
+    policy.idp_metadata_url = metadataUrl(text(o, "idp_metadata_url", true)!);
+  }
+  const domains = list(o, "allowed_email_domains", domain("allowed_email_domains"), false);
+  if (domains !== undefined) policy.allowed_email_domains = domains;
+  const email = text(o, "email_attribute", false);
+  if (email !== undefined) policy.email_attribute = email;
+  const groupsAttr = text(o, "groups_attribute", false);
+  if (groupsAttr !== undefined) policy.groups_attribute = groupsAttr;
+  const groups = list(o, "admin_groups", group("admin_groups"), false);
+  if (groups !== undefined) policy.admin_groups = groups;
+  return policy;
+}
+
+/**
  * Reads a login policy from a parsed JSON body; 400 `invalid_request`
- * naming the field for anything wrong. `saml` is refused until the server
- * supports it.
+ * naming the field for anything wrong (a SAML policy's metadata document
+ * is read and must describe a usable identity provider).
  *
  * @param body the parsed body
  * @returns the policy, normalised (domains lower case, duplicates removed)
@@ -158,9 +235,9 @@ export function parseLoginPolicy(body: unknown): LoginPolicy {
       return policy;
     }
     case "saml":
-      throw bad("method", "SAML sign-in is not available in this version; use oidc or email");
+      return parseSamlPolicy(o);
     default:
-      throw bad("method", 'method must be "oidc" or "email"');
+      throw bad("method", 'method must be "oidc", "saml" or "email"');
   }
 }
 

@@ -3,8 +3,9 @@
  * key file). Every digest made with the old key becomes useless, so the
  * store is brought to a state the new key can serve: every active service
  * token is revoked (audited `token.revoked` with reason
- * `token_key_replaced`), every human session ends, and the key fingerprint
- * is replaced. Afterwards `cfgtool admin bootstrap` mints a superadmin.
+ * `token_key_replaced`), every human session ends, the SAML signing key
+ * (sealed under the old key) is dropped so the next SAML sign-in makes a
+ * new one, and the key fingerprint is replaced. Afterwards `cfgtool admin bootstrap` mints a superadmin.
  *
  * @module
  */
@@ -14,6 +15,7 @@ import type { AuditActor } from "../store/audit.ts";
 import { kvLocation } from "../store/kv.ts";
 import { setKeyFingerprint } from "../store/key_check.ts";
 import { deleteAllSessions } from "../store/sessions.ts";
+import { deleteSamlSp } from "../store/saml_sp.ts";
 import { eachTokenRecord, revokeTokenRecord } from "../store/tokens.ts";
 import { hmacHex } from "./digest.ts";
 import { importTokenKey, KEY_BYTES, KEY_CHECK_INPUT, KEY_FILE_NAME } from "./hmac_key.ts";
@@ -80,6 +82,7 @@ export async function rekeyStore(
     revoked.push(token.id);
   }
   const sessions = await deleteAllSessions(kv);
+  await deleteSamlSp(kv);
   await setKeyFingerprint(kv, await hmacHex(key, KEY_CHECK_INPUT));
   return { path, previous, revoked, sessions };
 }

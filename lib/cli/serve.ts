@@ -85,7 +85,8 @@ export function registerServeCommand(program: Command): void {
     new Option(
       "--public-url <url>",
       "public origin of the service for URLs it hands out (snapshot_url, OFREP event " +
-        "streams, sign-in mail links, the OIDC redirect URI) and for the session cookie's " +
+        "streams, sign-in mail links, the OIDC redirect URI, SAML entity ids and consumer URL) " +
+        "and for the session cookie's " +
         "Secure name; sign-in needs it unless clients reach the server on a loopback address",
     ).env("CFGTOOL_PUBLIC_URL"),
   );

@@ -1,7 +1,8 @@
 /**
  * `cfgtool tenant login set|show`: a tenant's login policy, how its people
  * sign in (docs/login.md). `set` builds the policy from options (`--method
- * oidc …` or `--method email --domain …`) or reads it from a JSON file, and
+ * oidc …`, `--method saml …` or `--method email --domain …`) or reads it
+ * from a JSON file, and
  * replaces the tenant's policy; `show` prints it. The OIDC client secret is
  * never on the command line nor sent: the policy names where the server
  * reads it (`--client-secret-ref env:NAME|file:/path`), and a literal
@@ -14,8 +15,11 @@ import { UsageError } from "../errors.ts";
 import type { LoginPolicy, LoginPolicyRecord } from "../protocol/login_policy.ts";
 import { openClient, printFields, printJson, withRemoteOptions } from "./remote_options.ts";
 
-/** The methods `--method` accepts (`saml` is not available yet). */
-export const LOGIN_METHODS = ["oidc", "email"] as const;
+/** The methods `--method` accepts. */
+export const LOGIN_METHODS = ["oidc", "saml", "email"] as const;
+
+/** A method `--method` accepts. */
+type Method = typeof LOGIN_METHODS[number];
 
 /** Where a client secret may be read: a server environment variable or an absolute file path. */
 const SECRET_REF = /^(env:[A-Za-z_][A-Za-z0-9_]{0,127}|file:\/.{1,1023})$/;
@@ -26,7 +30,7 @@ const SECRET_REF_HELP = "names where the server reads the OIDC client secret: en
 
 /** The option values of `tenant login set`, as commander parses them. */
 export interface LoginSetOptionValues {
-  method?: "oidc" | "email" | undefined;
+  method?: Method | undefined;
   fromFile?: string | undefined;
   issuer?: string | undefined;
   clientId?: string | undefined;
@@ -36,17 +40,25 @@ export interface LoginSetOptionValues {
   groupsClaim?: string | undefined;
   adminGroup?: string[] | undefined;
   domain?: string[] | undefined;
+  idpMetadataUrl?: string | undefined;
+  idpMetadataFile?: string | undefined;
+  emailAttribute?: string | undefined;
+  groupsAttribute?: string | undefined;
 }
 
-/** The options that describe a policy, each with the method it belongs to. */
-const POLICY_OPTIONS: readonly [keyof LoginSetOptionValues, string, "oidc" | "email"][] = [
-  ["issuer", "--issuer", "oidc"],
-  ["clientId", "--client-id", "oidc"],
-  ["clientSecretRef", "--client-secret-ref", "oidc"],
-  ["allowedEmailDomain", "--allowed-email-domain", "oidc"],
-  ["groupsClaim", "--groups-claim", "oidc"],
-  ["adminGroup", "--admin-group", "oidc"],
-  ["domain", "--domain", "email"],
+/** The options that describe a policy, each with the methods it belongs to. */
+const POLICY_OPTIONS: readonly [keyof LoginSetOptionValues, string, readonly Method[]][] = [
+  ["issuer", "--issuer", ["oidc"]],
+  ["clientId", "--client-id", ["oidc"]],
+  ["clientSecretRef", "--client-secret-ref", ["oidc"]],
+  ["allowedEmailDomain", "--allowed-email-domain", ["oidc", "saml"]],
+  ["groupsClaim", "--groups-claim", ["oidc"]],
+  ["adminGroup", "--admin-group", ["oidc", "saml"]],
+  ["domain", "--domain", ["email"]],
+  ["idpMetadataUrl", "--idp-metadata-url", ["saml"]],
+  ["idpMetadataFile", "--idp-metadata-file", ["saml"]],
+  ["emailAttribute", "--email-attribute", ["saml"]],
+  ["groupsAttribute", "--groups-attribute", ["saml"]],
 ];
 
 const given = (v: unknown) => v !== undefined && !(Array.isArray(v) && v.length === 0);
@@ -89,13 +101,18 @@ export function checkSecretRef(ref: string, option: string): string {
  * Builds the policy that `tenant login set` sends from its options:
  * `--method oidc` needs `--issuer`, `--client-id` and
  * `--client-secret-ref` and may add `--allowed-email-domain`,
- * `--groups-claim` and `--admin-group`; `--method email` needs at least
- * one `--domain`. An option of the other method, a missing one, or a
+ * `--groups-claim` and `--admin-group`; `--method saml` needs one of
+ * `--idp-metadata-url` and `--idp-metadata-file` (whose contents the caller
+ * read into `metadataXml`) and may add `--allowed-email-domain`,
+ * `--email-attribute`, `--groups-attribute` and `--admin-group`; `--method
+ * email` needs at least one `--domain`. An option of another method, a
+ * missing one, or a
  * literal `--client-secret` is a {@linkcode UsageError} (exit 2, nothing
  * sent). Values are passed as given: the server validates and normalises
  * them.
  *
  * @param opts the parsed options (without `--from-file`)
+ * @param metadataXml the contents of `--idp-metadata-file`, when given
  * @returns the policy
  *
  * @example
@@ -111,18 +128,19 @@ export function checkSecretRef(ref: string, option: string): string {
  * if (message !== "--issuer does not apply to --method email") throw new Error(message);
  * ```
  */
-export function policyFromOptions(opts: LoginSetOptionValues): LoginPolicy {
+export function policyFromOptions(opts: LoginSetOptionValues, metadataXml?: string): LoginPolicy {
   if (opts.clientSecret !== undefined) throw literalSecretRefused("there is no --client-secret");
   const method = opts.method;
   if (method === undefined) {
     throw new UsageError(
-      "pass --method oidc or --method email with its options, or --from-file <policy.json>",
+      "pass --method oidc, --method saml or --method email with its options, " +
+        "or --from-file <policy.json>",
     );
   }
   for (const [key, flag, belongs] of POLICY_OPTIONS) {
-    if (belongs !== method && given(opts[key])) {
+    if (!belongs.includes(method) && given(opts[key])) {
       const instead = key === "domain"
-        ? "; for oidc, --allowed-email-domain limits who may sign in"
+        ? `; for ${method}, --allowed-email-domain limits who may sign in`
         : key === "allowedEmailDomain"
         ? "; for email, use --domain"
         : "";
@@ -134,6 +152,24 @@ export function policyFromOptions(opts: LoginSetOptionValues): LoginPolicy {
       throw new UsageError("--method email needs at least one --domain (like --domain acme.com)");
     }
     return { method: "email", domains: [...opts.domain!] };
+  }
+  if (method === "saml") {
+    if (given(opts.idpMetadataUrl) === given(opts.idpMetadataFile)) {
+      throw new UsageError(
+        "--method saml needs exactly one of --idp-metadata-url <url> and " +
+          "--idp-metadata-file <path> (the identity provider's metadata)",
+      );
+    }
+    const policy: LoginPolicy = opts.idpMetadataUrl !== undefined
+      ? { method: "saml", idp_metadata_url: opts.idpMetadataUrl }
+      : { method: "saml", idp_metadata_xml: metadataXml ?? "" };
+    if (given(opts.allowedEmailDomain)) {
+      policy.allowed_email_domains = [...opts.allowedEmailDomain!];
+    }
+    if (opts.emailAttribute !== undefined) policy.email_attribute = opts.emailAttribute;
+    if (opts.groupsAttribute !== undefined) policy.groups_attribute = opts.groupsAttribute;
+    if (given(opts.adminGroup)) policy.admin_groups = [...opts.adminGroup!];
+    return policy;
   }
   for (const [key, flag] of POLICY_OPTIONS.slice(0, 3)) {
     if (!given(opts[key])) throw new UsageError(`${flag} is required for --method oidc`);
@@ -194,7 +230,7 @@ export function policyFromFile(text: string, name: string): LoginPolicy {
     }
   }
   if (typeof o.method !== "string") {
-    throw new UsageError(`${name} has no "method" ("oidc" or "email")`);
+    throw new UsageError(`${name} has no "method" ("oidc", "saml" or "email")`);
   }
   if (o.client_secret_ref !== undefined) {
     if (typeof o.client_secret_ref !== "string") {
@@ -244,6 +280,22 @@ export function loginPolicyFields(record: LoginPolicyRecord): [string, unknown][
     case "email":
       body = [["domains", p.domains]];
       break;
+    case "saml":
+      body = [
+        p.idp_metadata_url !== undefined
+          ? ["idp metadata url", p.idp_metadata_url]
+          : ["idp metadata", `(document, ${p.idp_metadata_xml?.length ?? 0} characters)`],
+        [
+          "email",
+          p.email_attribute === undefined
+            ? "the NameID (default)"
+            : `attribute ${p.email_attribute}`,
+        ],
+        ["email domains", p.allowed_email_domains ?? "(any email)"],
+        ["groups attribute", p.groups_attribute ?? "groups (default)"],
+        ["admin groups", p.admin_groups],
+      ];
+      break;
     default:
       body = Object.entries(p).filter(([k]) => k !== "method");
   }
@@ -265,6 +317,15 @@ const SET_HELP = "\nMethods:\n" +
   "         any verified email at the provider: set it for Google or a shared Entra ID);\n" +
   "         members of an --admin-group (read from the ID token's --groups-claim,\n" +
   "         default groups) are tenant admins while signed in.\n" +
+  "  saml   People sign in at your SAML 2.0 identity provider (Entra ID, Okta, ADFS,\n" +
+  "         Shibboleth, …). Give its metadata with --idp-metadata-url (https://) or\n" +
+  "         --idp-metadata-file; register cfgtool there with the service provider\n" +
+  "         metadata at <server URL>/auth/saml/metadata?tenant=<tenant> (entity id =\n" +
+  "         that URL, assertion consumer service <server URL>/auth/saml/acs). Only a\n" +
+  "         superadmin may set or change the identity provider. The email is the\n" +
+  "         NameID unless --email-attribute names an attribute; members of an\n" +
+  "         --admin-group (read from --groups-attribute, default groups) are tenant\n" +
+  "         admins while signed in.\n" +
   "  email  People get a one-time link and a 6-digit code by email; addresses in a\n" +
   "         --domain are admitted. The server sends mail with --smtp-url; without it,\n" +
   "         messages land as .eml files in the outbox directory beside its data.\n" +
@@ -274,6 +335,9 @@ const SET_HELP = "\nMethods:\n" +
   "  cfgtool tenant login set acme --method oidc \\\n" +
   "      --issuer https://sso.acme.com/realms/staff --client-id cfgtool \\\n" +
   "      --client-secret-ref env:ACME_OIDC_SECRET \\\n" +
+  "      --allowed-email-domain acme.com --admin-group cfgtool-admins\n" +
+  "  cfgtool tenant login set acme --method saml \\\n" +
+  "      --idp-metadata-url https://login.acme.com/saml/metadata \\\n" +
   "      --allowed-email-domain acme.com --admin-group cfgtool-admins\n" +
   "  cfgtool tenant login set acme --method email --domain acme.com --domain acme.co.uk\n" +
   "  cfgtool tenant login set acme --from-file acme-login.json\n";
@@ -297,7 +361,7 @@ const SET_HELP = "\nMethods:\n" +
 export function registerTenantLoginCommands(tenant: Command): void {
   const login = tenant.command("login")
     .description(
-      "Set or show how a tenant's people sign in: OpenID Connect or a one-time email link " +
+      "Set or show how a tenant's people sign in: OpenID Connect, SAML 2.0 or a one-time email link " +
         "(superadmin or tenant admin; docs/login.md).",
     )
     .addHelpText(
@@ -321,15 +385,25 @@ export function registerTenantLoginCommands(tenant: Command): void {
     .addOption(new Option("--client-secret <secret>").hideHelp())
     .option(
       "--allowed-email-domain <domain>",
-      "oidc: admit only emails in this domain, repeatable (default: any verified email)",
+      "oidc, saml: admit only emails in this domain, repeatable (default: any verified email)",
       collect,
     )
     .option("--groups-claim <claim>", "oidc: the ID-token claim listing groups (default groups)")
     .option(
       "--admin-group <group>",
-      "oidc: members of this group are tenant admins, repeatable",
+      "oidc, saml: members of this group are tenant admins, repeatable",
       collect,
     )
+    .option(
+      "--idp-metadata-url <url>",
+      "saml: where the identity provider's metadata is (https://)",
+    )
+    .option("--idp-metadata-file <path>", "saml: the identity provider's metadata XML file")
+    .option(
+      "--email-attribute <name>",
+      "saml: the attribute holding the email (default: the NameID)",
+    )
+    .option("--groups-attribute <name>", "saml: the attribute listing groups (default groups)")
     .option(
       "--domain <domain>",
       "email: an admitted email domain, repeatable",
@@ -350,6 +424,14 @@ export function registerTenantLoginCommands(tenant: Command): void {
           `note: register ${client.server}/auth/oidc/callback as the redirect URI at the ` +
             `provider (or the same path under the server's --public-url); the server reads the ` +
             `client secret from ${record.policy.client_secret_ref} at each sign-in`,
+        );
+      }
+      if (record.policy.method === "saml") {
+        console.error(
+          `note: register cfgtool at the identity provider with the metadata at ` +
+            `${client.server}/auth/saml/metadata?tenant=${record.tenant_slug} (entity id: that ` +
+            `URL; assertion consumer service: ${client.server}/auth/saml/acs), or the same ` +
+            `paths under the server's --public-url`,
         );
       }
     });
@@ -373,7 +455,20 @@ export function registerTenantLoginCommands(tenant: Command): void {
 
 /** The policy `set` sends: from `--from-file`, or from the options. */
 async function policyToSet(opts: LoginSetOptionValues): Promise<LoginPolicy> {
-  if (opts.fromFile === undefined) return policyFromOptions(opts);
+  if (opts.fromFile === undefined) {
+    if (opts.method !== "saml" || opts.idpMetadataFile === undefined) {
+      return policyFromOptions(opts);
+    }
+    let xml: string;
+    try {
+      xml = await Deno.readTextFile(opts.idpMetadataFile);
+    } catch (e) {
+      throw new UsageError(
+        `cannot read ${opts.idpMetadataFile}: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    }
+    return policyFromOptions(opts, xml);
+  }
   if (opts.clientSecret !== undefined) throw literalSecretRefused("there is no --client-secret");
   const mixed = [
     ...(opts.method === undefined ? [] : ["--method"]),

@@ -2,10 +2,10 @@
  * A tenant's login policy, as `PUT /api/v1/tenants/{t}/login` takes it and
  * `GET` returns it: how the tenant's people sign in. One record per tenant,
  * tagged by `method`: `oidc` (OpenID Connect), `email` (a one-time link or
- * code sent to an address in the tenant's domains) or `saml` (reserved for
- * SAML 2.0; the server refuses it until it supports it). Secrets are never
- * part of a policy: `client_secret_ref` names where the server reads the
- * OIDC client secret (`env:NAME` or `file:/path`).
+ * code sent to an address in the tenant's domains) or `saml` (SAML 2.0 web
+ * sign-in through one identity provider, described by its metadata).
+ * Secrets are never part of a policy: `client_secret_ref` names where the
+ * server reads the OIDC client secret (`env:NAME` or `file:/path`).
  *
  * @module
  */
@@ -36,17 +36,23 @@ export interface EmailLoginPolicy {
   domains: string[];
 }
 
-/** SAML 2.0 web sign-in (reserved shape). */
+/**
+ * SAML 2.0 web sign-in through one identity provider: exactly one of
+ * `idp_metadata_xml` and `idp_metadata_url` says who it is (entity id,
+ * single sign-on URL, signing certificates).
+ */
 export interface SamlLoginPolicy {
   /** The method tag. */
   method: "saml";
   /** The identity provider's metadata document. */
   idp_metadata_xml?: string;
-  /** …or where to fetch it. */
+  /** …or where to fetch it (`https://`, or `http://` on a loopback host). */
   idp_metadata_url?: string;
   /** Admitted email domains (lower case); absent: every email. */
   allowed_email_domains?: string[];
-  /** Attribute that lists the user's groups. */
+  /** Attribute holding the email; absent: the assertion's NameID. */
+  email_attribute?: string;
+  /** Attribute that lists the user's groups (default `groups`). */
   groups_attribute?: string;
   /** Members of any of these groups are tenant admins while signed in. */
   admin_groups?: string[];

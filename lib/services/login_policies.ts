@@ -10,7 +10,12 @@
  * tenant admin who could choose both could make the server send any of
  * its files or variables to a site of their choosing. Tenant admins may
  * change everything else (admitted domains, groups) and may switch their
- * tenant to email sign-in.
+ * tenant to email sign-in. Likewise a SAML policy's identity provider
+ * (`idp_metadata_xml`, `idp_metadata_url`) and which attribute is the email
+ * (`email_attribute`) are the superadmin's: whoever names them decides
+ * which emails its assertions may claim (user records are keyed by email
+ * across tenants), and a URL makes the server fetch from a place of the
+ * setter's choosing.
  *
  * @module
  */
@@ -80,6 +85,19 @@ export function setLoginPolicy(
         throw new ForbiddenError(
           "Only a superadmin can set an OIDC policy's issuer, client_id or client_secret_ref " +
             "(the server sends the secret to the issuer); a tenant admin may change the rest",
+        );
+      }
+    }
+    if (policy.method === "saml" && !isSuperadmin(principal)) {
+      const before = previous?.policy;
+      const same = before?.method === "saml" &&
+        before.idp_metadata_xml === policy.idp_metadata_xml &&
+        before.idp_metadata_url === policy.idp_metadata_url &&
+        before.email_attribute === policy.email_attribute;
+      if (!same) {
+        throw new ForbiddenError(
+          "Only a superadmin can set a SAML policy's identity provider (idp_metadata_xml or " +
+            "idp_metadata_url) or email_attribute; a tenant admin may change the rest",
         );
       }
     }

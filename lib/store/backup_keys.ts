@@ -36,6 +36,7 @@ export const STORE_PREFIXES: readonly string[] = [
   "one_time",
   "rate_bucket",
   "retention_lease",
+  "saml_sp",
   "session",
   "session_by_digest",
   "session_by_user",

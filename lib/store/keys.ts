@@ -41,6 +41,7 @@
  * | `["blob_gc", sha256]` | `{at}`: when the retention task first found the blob unreferenced |
  * | `["retention_lease"]` | `{holder, until}`: the process running the retention task now (expires) |
  * | `["audit_retention_lease"]` | `{holder, until}`: the process running the audit-retention task now (`lib/store/audit_retention.ts`) |
+ * | `["saml_sp"]` | the installation's SAML signing certificate and its private key sealed with a key derived from the token key (`lib/store/saml_sp.ts`) |
  *
  * Tenant and namespace slugs match `^[a-z0-9][a-z0-9._-]{0,62}$`, so the
  * `_`-prefixed placeholders never collide with a slug.
@@ -279,3 +280,5 @@ export const auditRetentionLeaseKey = (): Deno.KvKey => ["audit_retention_lease"
 export const tokenKeyCheckKey = (): Deno.KvKey => ["token_key_check"];
 /** Counter bumped by every write that changes what a credential may do. */
 export const credentialEpochKey = (): Deno.KvKey => ["credential_epoch"];
+/** The installation's SAML service-provider signing key pair (private key sealed). */
+export const samlSpKey = (): Deno.KvKey => ["saml_sp"];

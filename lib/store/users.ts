@@ -59,7 +59,7 @@ export async function createUser(
   kv: Deno.Kv,
   input: { email: string; now?: () => Date },
 ): Promise<UserRecord> {
-  const email = input.email.trim().toLowerCase();
+  const email = normalEmail(input.email);
   checkLength("email", email, MAX_EMAIL_LENGTH);
   if (!EMAIL.test(email)) {
     throw new InvalidRequestError(`Cannot use ${JSON.stringify(input.email)} as email`);
@@ -103,7 +103,7 @@ export async function findUser(
   let id = idOrEmail;
   if (idOrEmail.includes("@")) {
     const idx = await kv.get<string>(
-      userByEmailKey(idOrEmail.trim().toLowerCase()),
+      userByEmailKey(normalEmail(idOrEmail)),
     );
     if (idx.value === null) return null;
     id = idx.value;
@@ -320,4 +320,25 @@ async function deleteInBatches(kv: Deno.Kv, keys: Deno.KvKey[]): Promise<void> {
     for (const k of keys.slice(i, i + BATCH)) op = op.delete(k);
     await op.commit();
   }
+}
+
+/**
+ * An email as users are keyed by it: ASCII whitespace around it removed and
+ * ASCII letters lower-cased. Only ASCII: full Unicode case mapping would
+ * make distinct addresses one user (the Kelvin sign `\u212A` lower-cases to
+ * `k`), and Unicode trimming would drop characters an identity provider
+ * kept.
+ *
+ * @param email the address as given
+ * @returns the key form
+ *
+ * @example
+ * ```ts
+ * import { normalEmail } from "./users.ts";
+ * if (normalEmail(" Ana@ACME.com\n") !== "ana@acme.com") throw new Error();
+ * if (normalEmail("\u212Aate@acme.com") === "kate@acme.com") throw new Error("not one user");
+ * ```
+ */
+export function normalEmail(email: string): string {
+  return email.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, "").replace(/[A-Z]+/g, (s) => s.toLowerCase());
 }

@@ -9,6 +9,11 @@
  * `CFGTOOL_SCREENSHOTS` when set (`deno task screenshots` writes
  * docs/console/), else a temp dir.
  *
+ * One world serves every test of a file, one after another: a test that
+ * needs a namespace of its own (it counts versions) makes one with
+ * `namespace`, and `person` signs someone in once and gives each later
+ * test a fresh tab of the same browser context.
+ *
  * @module
  */
 import type { Browser, BrowserContext, Page } from "npm:playwright-core@^1.65.1";
@@ -40,10 +45,28 @@ export interface ConsoleBrowser extends AsyncDisposable {
     email: string,
     options?: { bypassCSP?: boolean; javaScriptEnabled?: boolean },
   ): Promise<SignedIn>;
-  /** Makes a signed-in person tenant admin of acme or namespace admin of acme/web. */
-  grant(userId: string, role: "tenant-admin" | "namespace-admin"): Promise<void>;
-  /** Pushes files to acme/web as the superadmin; returns the version. */
-  push(files: Record<string, string>, message?: string): Promise<number>;
+  /**
+   * The person `email`, signed in on the first call (as `signIn`), in a
+   * fresh tab of that same browser context on every call: the tabs an
+   * earlier call opened are closed first (their live streams with them).
+   */
+  person(
+    email: string,
+    options?: { bypassCSP?: boolean; javaScriptEnabled?: boolean },
+  ): Promise<SignedIn>;
+  /**
+   * Makes a signed-in person tenant admin of acme, or namespace admin of
+   * `namespace` (default `web`).
+   */
+  grant(
+    userId: string,
+    role: "tenant-admin" | "namespace-admin",
+    namespace?: string,
+  ): Promise<void>;
+  /** Pushes files to acme/`namespace` (default `web`) as the superadmin; returns the version. */
+  push(files: Record<string, string>, message?: string, namespace?: string): Promise<number>;
+  /** Makes namespace acme/`slug` holding the fixture as version 1 ("first flags"). */
+  namespace(slug: string, description: string): Promise<void>;
   /** axe-core and a screenshot at both widths (the page must come from `bypassCSP: true`). */
   audit(page: Page, name: string): Promise<void>;
 }
@@ -80,58 +103,84 @@ export async function startConsoleBrowser(): Promise<ConsoleBrowser> {
     })).status,
     "policy",
   );
-  ok(
-    (await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, {
-      slug: "web",
-      description: "Web shop",
-    })).status,
-    "namespace",
-  );
-  const push = async (files: Record<string, string>, message = "pushed by the test") => {
+  const push = async (
+    files: Record<string, string>,
+    message = "pushed by the test",
+    namespace = "web",
+  ) => {
     const res = await inst.api(
       "PUT",
-      "/api/v1/tenants/acme/namespaces/web/manifest",
+      `/api/v1/tenants/acme/namespaces/${namespace}/manifest`,
       inst.admin,
       { files, message },
     );
     ok(res.status, JSON.stringify(res.body));
     return res.body.version as number;
   };
-  await push(FIXTURE, "first flags");
+  const namespace = async (slug: string, description: string) => {
+    ok(
+      (await inst.api("POST", "/api/v1/tenants/acme/namespaces", inst.admin, {
+        slug,
+        description,
+      })).status,
+      `namespace ${slug}`,
+    );
+    assertEquals(await push(FIXTURE, "first flags", slug), 1);
+  };
+  await namespace("web", "Web shop");
   const sent = new Map<string, number>();
+
+  const signIn: ConsoleBrowser["signIn"] = async (email, options = {}) => {
+    const context = await browser.newContext({
+      bypassCSP: options.bypassCSP ?? false,
+      javaScriptEnabled: options.javaScriptEnabled ?? true,
+    });
+    const page = await context.newPage();
+    await page.goto(`${inst.url}/ui`);
+    await page.getByLabel("Tenant").fill("acme");
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByLabel(/email/i).fill(email);
+    await page.getByRole("button").first().click();
+    await page.waitForURL(/\/auth\/email\/start/);
+    const n = (sent.get(email) ?? 0) + 1;
+    sent.set(email, n);
+    const mail = await smtp.waitFor(email, n);
+    const { link } = signInSecrets((await parseMail(mail.raw)).text);
+    await page.goto(link.href);
+    await page.getByRole("button").first().click();
+    await page.waitForURL((u) => u.pathname.startsWith("/ui"));
+    const me = await page.request.get(`${inst.url}/api/v1/me`);
+    const userId = (await me.json()).principal.user.id as string;
+    return { page, context, userId };
+  };
+  const people = new Map<string, SignedIn>();
 
   return {
     inst,
     smtp,
     browser,
     push,
-    async signIn(email, options = {}) {
-      const context = await browser.newContext({
-        bypassCSP: options.bypassCSP ?? false,
-        javaScriptEnabled: options.javaScriptEnabled ?? true,
-      });
-      const page = await context.newPage();
-      await page.goto(`${inst.url}/ui`);
-      await page.getByLabel("Tenant").fill("acme");
-      await page.getByRole("button", { name: "Continue" }).click();
-      await page.getByLabel(/email/i).fill(email);
-      await page.getByRole("button").first().click();
-      await page.waitForURL(/\/auth\/email\/start/);
-      const n = (sent.get(email) ?? 0) + 1;
-      sent.set(email, n);
-      const mail = await smtp.waitFor(email, n);
-      const { link } = signInSecrets((await parseMail(mail.raw)).text);
-      await page.goto(link.href);
-      await page.getByRole("button").first().click();
-      await page.waitForURL((u) => u.pathname.startsWith("/ui"));
-      const me = await page.request.get(`${inst.url}/api/v1/me`);
-      const userId = (await me.json()).principal.user.id as string;
-      return { page, context, userId };
+    namespace,
+    signIn,
+    async person(email, options = {}) {
+      const key = JSON.stringify([
+        email,
+        options.bypassCSP ?? false,
+        options.javaScriptEnabled ?? true,
+      ]);
+      const known = people.get(key);
+      if (known === undefined) {
+        const first = await signIn(email, options);
+        people.set(key, first);
+        return first;
+      }
+      for (const open of known.context.pages()) await open.close();
+      return { ...known, page: await known.context.newPage() };
     },
-    async grant(userId, role) {
+    async grant(userId, role, namespace = "web") {
       const path = role === "tenant-admin"
         ? "/api/v1/tenants/acme/admins"
-        : "/api/v1/tenants/acme/namespaces/web/admins";
+        : `/api/v1/tenants/acme/namespaces/${namespace}/admins`;
       ok((await inst.api("POST", path, inst.admin, { user_id: userId })).status, role);
     },
     audit(page, name) {

@@ -146,10 +146,14 @@ Deno.test("a backup taken while the server works restores into a store that chec
     const sessionSecret = lastLine(session.stdout);
 
     // Keep pushing (each push new content, the big file changing too),
-    // issuing tokens, and creating and deleting namespaces while the backup runs.
+    // issuing tokens, and creating, filling and deleting namespaces from
+    // before the backup starts until it ends: a round of each, then a short
+    // breath, so the load overlaps the backup without starving it.
     let busy = true;
     const issued: Minted[] = [];
     let pushes = 0;
+    let roundDone!: () => void;
+    const firstRound = new Promise<void>((resolve) => roundDone = resolve);
     const load = (async () => {
       for (let i = 0; busy; i++) {
         await push("web", {
@@ -159,22 +163,22 @@ Deno.test("a backup taken while the server works restores into a store that chec
         }, `load ${i}`);
         pushes++;
         issued.push(await mint(inst, inst.admin, b.read));
-        if (i % 3 === 0) {
-          await createNamespace(inst, "acme", `tmp-${i}`);
-          await push(`tmp-${i}`, {
-            "namespace.toml": NAMESPACE_TOML,
-            "flags/tmp.toml": flag(`tmp ${i}`),
-          }, "short-lived");
-          assertStatus(
-            await live("DELETE", `/api/v1/tenants/acme/namespaces/tmp-${i}`, inst.admin),
-            200,
-          );
-        }
+        await createNamespace(inst, "acme", `tmp-${i}`);
+        await push(`tmp-${i}`, {
+          "namespace.toml": NAMESPACE_TOML,
+          "flags/tmp.toml": flag(`tmp ${i}`),
+        }, "short-lived");
+        assertStatus(
+          await live("DELETE", `/api/v1/tenants/acme/namespaces/tmp-${i}`, inst.admin),
+          200,
+        );
+        roundDone();
+        await new Promise((r) => setTimeout(r, 50));
       }
     })();
 
     await t.step("admin backup on the live store writes a complete file, mode 0600", async () => {
-      await new Promise((r) => setTimeout(r, 300));
+      await Promise.race([firstRound, load]); // the load is under way (or failed)
       const r = await runCli(["admin", "backup", "--kv", inst.kvPath, "--out", backup]);
       busy = false;
       await load;

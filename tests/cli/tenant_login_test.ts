@@ -188,6 +188,113 @@ Deno.test("loginPolicyFields spells out what absent OIDC options mean", () => {
   ]);
 });
 
+Deno.test("policyFromOptions: --method saml sends the metadata URL, or the file's contents, and its optional fields", () => {
+  assertEquals(
+    policyFromOptions({
+      method: "saml",
+      idpMetadataUrl: "https://login.acme.com/saml/metadata",
+      allowedEmailDomain: ["acme.com"],
+      emailAttribute: "mail",
+      groupsAttribute: "memberOf",
+      adminGroup: ["cfgtool-admins"],
+    }),
+    {
+      method: "saml",
+      idp_metadata_url: "https://login.acme.com/saml/metadata",
+      allowed_email_domains: ["acme.com"],
+      email_attribute: "mail",
+      groups_attribute: "memberOf",
+      admin_groups: ["cfgtool-admins"],
+    },
+  );
+  assertEquals(
+    policyFromOptions({ method: "saml", idpMetadataFile: "idp.xml" }, "<md:EntityDescriptor/>"),
+    { method: "saml", idp_metadata_xml: "<md:EntityDescriptor/>" },
+  );
+});
+
+Deno.test("policyFromOptions: --method saml needs exactly one metadata option and takes no option of another method", () => {
+  const url = { method: "saml" as const, idpMetadataUrl: "https://login.acme.com/md" };
+  for (const opts of [{ method: "saml" as const }, { ...url, idpMetadataFile: "idp.xml" }]) {
+    assertStringIncludes(
+      usageMessage(() => policyFromOptions(opts, "<xml/>")),
+      "--method saml needs exactly one of --idp-metadata-url <url> and --idp-metadata-file <path>",
+    );
+  }
+  assertStringIncludes(
+    usageMessage(() => policyFromOptions({ ...url, domain: ["acme.com"] })),
+    "--domain does not apply to --method saml",
+  );
+  for (
+    const [extra, flag] of [
+      [{ issuer: "https://sso.acme.com" }, "--issuer"],
+      [{ clientId: "cfgtool" }, "--client-id"],
+      [{ groupsClaim: "groups" }, "--groups-claim"],
+    ] as const
+  ) {
+    assertEquals(
+      usageMessage(() => policyFromOptions({ ...url, ...extra })),
+      `${flag} does not apply to --method saml`,
+    );
+  }
+  assertEquals(
+    usageMessage(() =>
+      policyFromOptions({ method: "email", domain: ["acme.com"], idpMetadataUrl: "https://x" })
+    ),
+    "--idp-metadata-url does not apply to --method email",
+  );
+  assertEquals(
+    usageMessage(() =>
+      policyFromOptions({
+        method: "oidc",
+        issuer: "https://i",
+        clientId: "c",
+        clientSecretRef: "env:S",
+        emailAttribute: "mail",
+      })
+    ),
+    "--email-attribute does not apply to --method oidc",
+  );
+});
+
+Deno.test("loginPolicyFields spells out a SAML policy: where the metadata is, and what absent options mean", () => {
+  const record = (policy: LoginPolicyRecord["policy"]): LoginPolicyRecord => ({
+    tenant_slug: "acme",
+    policy,
+    updated_at: "2030-01-01T00:00:00.000Z",
+    updated_by: "tok_1",
+  });
+  assertEquals(
+    loginPolicyFields(
+      record({ method: "saml", idp_metadata_url: "https://login.acme.com/saml/metadata" }),
+    ),
+    [
+      ["tenant", "acme"],
+      ["method", "saml"],
+      ["idp metadata url", "https://login.acme.com/saml/metadata"],
+      ["email", "the NameID (default)"],
+      ["email domains", "(any email)"],
+      ["groups attribute", "groups (default)"],
+      ["admin groups", undefined],
+      ["updated", "2030-01-01T00:00:00.000Z"],
+      ["updated by", "tok_1"],
+    ],
+  );
+  const fields = new Map(loginPolicyFields(record({
+    method: "saml",
+    idp_metadata_xml: "<md:EntityDescriptor/>",
+    email_attribute: "mail",
+    allowed_email_domains: ["acme.com"],
+    groups_attribute: "memberOf",
+    admin_groups: ["cfgtool-admins"],
+  })));
+  assertEquals(fields.get("idp metadata"), "(document, 22 characters)");
+  assertEquals(fields.get("email"), "attribute mail");
+  assertEquals(fields.get("email domains"), ["acme.com"]);
+  assertEquals(fields.get("groups attribute"), "memberOf");
+  assertEquals(fields.get("admin groups"), ["cfgtool-admins"]);
+});
+
 // --- the real CLI against a canned server ------------------------------------
 
 interface Canned {
@@ -411,7 +518,39 @@ Deno.test("tenant login set with neither --method nor --from-file exits 2", asyn
   await withCanned(() => json(STORED), async (run, server) => {
     const r = await run(["tenant", "login", "set", "acme"]);
     assertEquals(r.code, 2, r.stderr);
-    assertStringIncludes(r.stderr, "pass --method oidc or --method email");
+    assertStringIncludes(r.stderr, "pass --method oidc, --method saml or --method email");
     assertEquals(server.requests.length, 0);
   });
+});
+
+Deno.test("tenant login set --method saml --idp-metadata-file sends the file and says how to register cfgtool", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cfgtool-login-saml-" });
+  try {
+    const file = `${dir}/idp.xml`;
+    const xml = '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata"/>\n';
+    await Deno.writeTextFile(file, xml);
+    const stored = { ...STORED, policy: { method: "saml", idp_metadata_xml: xml } };
+    await withCanned(() => json(stored), async (run, server) => {
+      const saml = ["tenant", "login", "set", "acme", "--method", "saml"];
+      const missing = await run([...saml, "--idp-metadata-file", `${dir}/nope.xml`]);
+      assertEquals(missing.code, 2, missing.stderr);
+      assertStringIncludes(missing.stderr, `cannot read ${dir}/nope.xml`);
+      assertEquals(server.requests.length, 0);
+      const r = await run([...saml, "--idp-metadata-file", file, "--admin-group", "ops"]);
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals(JSON.parse(server.requests[0]!.body), {
+        method: "saml",
+        idp_metadata_xml: xml,
+        admin_groups: ["ops"],
+      });
+      assertStringIncludes(
+        r.stderr,
+        `${server.url}/auth/saml/metadata?tenant=acme (entity id: that URL; ` +
+          `assertion consumer service: ${server.url}/auth/saml/acs)`,
+      );
+      assertStringIncludes(r.stdout, "idp metadata:");
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -241,7 +241,10 @@ export async function startCli(
   }).spawn();
   let out = "";
   let err = "";
-  const pump = async (stream: ReadableStream<Uint8Array>, onText: (t: string) => void) => {
+  const pump = async (
+    stream: ReadableStream<Uint8Array<ArrayBuffer>>,
+    onText: (t: string) => void,
+  ) => {
     for await (const text of stream.pipeThrough(new TextDecoderStream())) onText(text);
   };
   const pumps = Promise.all([

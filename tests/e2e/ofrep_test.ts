@@ -368,7 +368,7 @@ class SseReader {
   #reader: ReadableStreamDefaultReader<string>;
   #buffer = "";
   events: { id?: string; data: Record<string, unknown> }[] = [];
-  constructor(body: ReadableStream<Uint8Array>) {
+  constructor(body: ReadableStream<Uint8Array<ArrayBuffer>>) {
     this.#reader = body.pipeThrough(new TextDecoderStream()).getReader();
   }
   async next(timeoutMs = 5000): Promise<{ id?: string; data: Record<string, unknown> } | null> {

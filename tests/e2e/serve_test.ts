@@ -117,6 +117,43 @@ Deno.test("cfgtool admin rekey recovers a store whose key file was lost: old tok
   }
 });
 
+Deno.test("cfgtool admin rekey drops the SAML signing key sealed under the lost key file: the next server makes a new one", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const kvPath = `${dir}/kv.sqlite3`;
+    assertEquals((await runCli(["admin", "bootstrap", "--kv", kvPath])).code, 0);
+    /** The certificate the server at `url` publishes in a tenant's SAML SP metadata. */
+    const spCertificate = async (url: string) => {
+      const res = await fetch(`${url}/auth/saml/metadata?tenant=acme`);
+      const body = await res.text();
+      assertEquals(res.status, 200, body);
+      const cert = body.match(/<ds:X509Certificate>([^<]+)<\/ds:X509Certificate>/)?.[1];
+      assert(cert !== undefined, body);
+      return cert;
+    };
+    const first = await startServer({ kv: kvPath });
+    let before: string;
+    try {
+      before = await spCertificate(first.url);
+    } finally {
+      await first.stop();
+    }
+    await Deno.remove(`${dir}/token.key`);
+    const rekey = await runCli(["admin", "rekey", "--kv", kvPath, "--yes"]);
+    assertEquals(rekey.code, 0, rekey.stderr);
+    const second = await startServer({ kv: kvPath });
+    try {
+      const after = await spCertificate(second.url);
+      assert(after !== before, "a new signing pair: the old key cannot be unsealed any more");
+      assertEquals(await spCertificate(second.url), after, "and it is kept");
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("cfgtool serve on a busy port fails before it creates the KV file or token.key", async () => {
   const dir = await Deno.makeTempDir();
   const server = await startServer();

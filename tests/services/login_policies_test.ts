@@ -6,6 +6,7 @@
 import { assertEquals } from "../assert.ts";
 import { listAudit } from "../../lib/store/audit.ts";
 import { OIDC_POLICY, signInTest } from "../http/auth/world.ts";
+import { idpMetadataXml, makeCertificate } from "../auth/login/saml_fixtures.ts";
 
 const POLICY = { method: "email", domains: ["acme.test"] };
 
@@ -119,3 +120,106 @@ signInTest("only a superadmin points an OIDC policy at an issuer and a secret", 
   }
   assertEquals((await put(tenantToken, POLICY)).status, 200, "switching to email sign-in is fine");
 });
+
+const idpCert = await makeCertificate();
+const SAML_URL = { method: "saml", idp_metadata_url: "https://login.acme.test/saml/metadata" };
+const SAML_XML = {
+  method: "saml",
+  idp_metadata_xml: idpMetadataXml({
+    keys: [{ use: "signing", certificate: idpCert.certificate }],
+  }),
+};
+
+signInTest(
+  "only a superadmin names a SAML policy's identity provider; tenant admins change the rest",
+  async (w) => {
+    const tenantToken = (await w.json("POST", "/api/v1/tokens", {
+      bearer: w.admin,
+      body: { type: "tenant-admin", name: "t", tenant_slug: "acme" },
+    })).body.secret as string;
+    const human = await w.person("boss@acme.test", "acme");
+    await w.json("POST", "/api/v1/tenants/acme/admins", {
+      bearer: w.admin,
+      body: { user_id: human.user_id },
+    });
+    const put = (bearer: string, body: Record<string, unknown>) =>
+      w.json("PUT", "/api/v1/tenants/acme/login", { bearer, body });
+    // Whoever names the identity provider decides which emails its assertions may claim.
+    for (const bearer of [tenantToken, human.secret]) {
+      for (const policy of [SAML_URL, SAML_XML]) {
+        const res = await put(bearer, policy);
+        assertEquals([res.status, res.body.code], [403, "forbidden"]);
+      }
+    }
+    assertEquals(
+      (await w.call("GET", "/api/v1/tenants/acme/login", { bearer: w.admin })).status,
+      404,
+      "nothing was stored",
+    );
+    const set = await put(w.admin, SAML_URL);
+    assertEquals(set.status, 200);
+    const narrowed = await put(tenantToken, {
+      ...SAML_URL,
+      allowed_email_domains: ["acme.test"],
+      admin_groups: ["flag-admins"],
+      groups_attribute: "memberOf",
+    });
+    assertEquals(narrowed.status, 200, "domains and groups are the tenant's to change");
+    assertEquals(narrowed.body.policy, {
+      ...SAML_URL,
+      allowed_email_domains: ["acme.test"],
+      groups_attribute: "memberOf",
+      admin_groups: ["flag-admins"],
+    });
+    const renamed = await put(tenantToken, {
+      ...(narrowed.body.policy as Record<string, unknown>),
+      email_attribute: "mail",
+    });
+    assertEquals(
+      [renamed.status, renamed.body.code],
+      [403, "forbidden"],
+      "which attribute is the email is the superadmin's: it decides who a sign-in claims to be",
+    );
+    const moved = await put(tenantToken, {
+      ...SAML_URL,
+      idp_metadata_url: "https://attacker.test/metadata",
+    });
+    assertEquals([moved.status, moved.body.code], [403, "forbidden"]);
+    assertEquals(
+      (await put(human.secret, SAML_XML)).status,
+      403,
+      "nor swap the URL for a document",
+    );
+    const kept = await w.json("GET", "/api/v1/tenants/acme/login", { bearer: w.admin });
+    assertEquals(kept.body.policy, narrowed.body.policy);
+    assertEquals(
+      (await put(tenantToken, POLICY)).status,
+      200,
+      "switching to email sign-in is fine",
+    );
+  },
+);
+
+signInTest(
+  "a superadmin sets a SAML policy from a metadata document, and a tenant admin keeps it",
+  async (w) => {
+    const set = await w.json("PUT", "/api/v1/tenants/acme/login", {
+      bearer: w.admin,
+      body: SAML_XML,
+    });
+    assertEquals(set.status, 200);
+    const read = await w.json("GET", "/api/v1/tenants/acme/login", { bearer: w.admin });
+    assertEquals(read.body.policy, SAML_XML);
+    const tenantToken = (await w.json("POST", "/api/v1/tokens", {
+      bearer: w.admin,
+      body: { type: "tenant-admin", name: "t", tenant_slug: "acme" },
+    })).body.secret as string;
+    const same = await w.json("PUT", "/api/v1/tenants/acme/login", {
+      bearer: tenantToken,
+      body: { ...SAML_XML, allowed_email_domains: ["acme.test"] },
+    });
+    assertEquals(same.status, 200);
+    const audit = await listAudit(w.kv, { tenant: "acme", type: "tenant.login_policy_changed" });
+    assertEquals(audit.items.map((e) => e.details.method), ["saml", "saml"]);
+  },
+);

@@ -69,15 +69,17 @@ Deno.test("the snapshot is the store at one commit while another process writes"
   const dir = await Deno.makeTempDir();
   const path = `${dir}/kv.sqlite3`;
   try {
-    // every commit of the writer sets a pair: chunk i (30 KB) and its index entry i
+    // every commit of the writer sets a pair: chunk i (30 KB) and its index
+    // entry i; it writes until the test sets ["stop"] (30 s at most)
     const writer = new Deno.Command(Deno.execPath(), {
       args: [
         "eval",
         "--unstable-kv",
         `const kv = await Deno.openKv(${JSON.stringify(path)});
-         const end = Date.now() + 2500;
+         const end = Date.now() + 30000;
          for (let i = 0; Date.now() < end; i++) {
            await kv.atomic().set(["chunk", i], new Uint8Array(30000)).set(["index", i], i).commit();
+           if (i % 10 === 0 && (await kv.get(["stop"])).value !== null) break;
          }
          kv.close();`,
       ],
@@ -104,6 +106,9 @@ Deno.test("the snapshot is the store at one commit while another process writes"
       assertEquals(chunks, index, `snapshot ${n}: both halves of every commit, or neither`);
       await new Promise((r) => setTimeout(r, 200));
     }
+    const stop = await Deno.openKv(path);
+    await stop.set(["stop"], true);
+    stop.close();
     assertEquals((await writer.status).code, 0);
   } finally {
     await Deno.remove(dir, { recursive: true });

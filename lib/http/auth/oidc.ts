@@ -11,7 +11,6 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
 import {
   completeOidcFlow,
   OIDC_FLOW_TTL_MS,
@@ -23,47 +22,11 @@ import type { OidcLoginPolicy } from "../../protocol/login_policy.ts";
 import { authDeps } from "../authn.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
 import { finishBrowserSignIn, refuseSignIn } from "./browser_session.ts";
-import { secureOrigin, signInOrigin } from "./session_cookie.ts";
+import { flowCookie } from "./flow_cookie.ts";
+import { signInOrigin } from "./session_cookie.ts";
 
 /** The callback path, under the service's origin. */
 export const OIDC_CALLBACK_PATH = "/auth/oidc/callback";
-
-/** The cookie binding a sign-in in progress to the browser that started it (over HTTPS). */
-const SECURE_FLOW_COOKIE = "__Host-cfgtool_oidc";
-/** The same on plain HTTP. */
-const PLAIN_FLOW_COOKIE = "cfgtool_oidc";
-
-/** Sets the flow cookie: HttpOnly, SameSite=Lax (it must come back on the provider's redirect). */
-function setFlowCookie(c: Context<AppEnv>, state: string, publicUrl: string | undefined): void {
-  const secure = secureOrigin(c.req.raw, publicUrl);
-  setCookie(c, flowCookieName(c, publicUrl), state, {
-    path: "/",
-    httpOnly: true,
-    secure,
-    sameSite: "Lax",
-    maxAge: Math.floor(OIDC_FLOW_TTL_MS / 1000),
-  });
-}
-
-/** The flow cookie's name for this request. */
-function flowCookieName(c: Context<AppEnv>, publicUrl: string | undefined): string {
-  return secureOrigin(c.req.raw, publicUrl) ? SECURE_FLOW_COOKIE : PLAIN_FLOW_COOKIE;
-}
-
-/**
- * Adds the header that clears the flow cookie to `res` (a page made
- * outside the hono context keeps no header set through it).
- */
-function clearFlowCookie(c: Context<AppEnv>, res: Response, publicUrl: string | undefined) {
-  const secure = secureOrigin(c.req.raw, publicUrl);
-  res.headers.append(
-    "set-cookie",
-    `${flowCookieName(c, publicUrl)}=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax${
-      secure ? "; Secure" : ""
-    }`,
-  );
-  return res;
-}
 
 /**
  * Logs a refused callback for the operator, with what the check found
@@ -109,7 +72,7 @@ export async function beginOidc(
       redirectUri: signInOrigin(c.req.raw, deps.publicUrl) + OIDC_CALLBACK_PATH,
       next,
     });
-    setFlowCookie(c, state, deps.publicUrl);
+    flowCookie("oidc", deps.publicUrl).set(c, state, OIDC_FLOW_TTL_MS);
     c.header("cache-control", "no-store");
     c.header("referrer-policy", "no-referrer");
     return c.redirect(url.href, 303);
@@ -134,7 +97,8 @@ export function oidcRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get("/callback", async (c) => {
     const facts: OidcFacts = { method: "oidc" };
-    const bound = getCookie(c, flowCookieName(c, deps.publicUrl));
+    const cookie = flowCookie("oidc", deps.publicUrl);
+    const bound = cookie.read(c);
     let res: Response;
     try {
       const params = new URL(c.req.url).searchParams;
@@ -144,7 +108,7 @@ export function oidcRoutes(deps: AppDeps): Hono<AppEnv> {
       if (err instanceof LoginError) logRefusal(deps, c.get("requestId"), err);
       res = await refuseSignIn(c, deps, err, facts);
     }
-    return bound === undefined ? res : clearFlowCookie(c, res, deps.publicUrl);
+    return bound === undefined ? res : cookie.clear(c, res);
   });
   return app;
 }

@@ -3,8 +3,8 @@
  *
  * | route | what |
  * |---|---|
- * | `GET /auth/login[?tenant=T][&next=/path]` | choose a tenant; then its method: the redirect to the OIDC provider, or the email form |
- * | `/auth/oidc/…`, `/auth/email/…`, `/auth/cli/…` | each method's own steps, and the command-line sign-in |
+ * | `GET /auth/login[?tenant=T][&next=/path]` | choose a tenant; then its method: the redirect to the OIDC or SAML provider, or the email form |
+ * | `/auth/oidc/…`, `/auth/saml/…`, `/auth/email/…`, `/auth/cli/…` | each method's own steps, and the command-line sign-in |
  * | `POST /auth/logout` | ends the session: the cookie's (with the page's CSRF token) or a bearer `ses_…` |
  * | `GET /auth/signed-in` | who is signed in, with a sign-out button (where sign-in lands without `next`) |
  * | `GET /auth/assets/style.css` | the pages' stylesheet |
@@ -32,6 +32,7 @@ import { browserSession, loginContext, safeNext } from "./browser_session.ts";
 import { cliRoutes } from "./cli.ts";
 import { operatorRoutes } from "./operator.ts";
 import { beginOidc, oidcRoutes } from "./oidc.ts";
+import { beginSaml, samlRoutes } from "./saml.ts";
 import { emailForm, emailRoutes } from "./email.ts";
 import { html, pageResponse, STYLESHEET } from "./pages.ts";
 import {
@@ -55,15 +56,14 @@ export const LOGIN_STARTS_PER_ADDRESS = 60;
  */
 export function authRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: FORM_BODY_LIMIT,
-      onError: () => {
-        throw tooLarge(FORM_BODY_LIMIT);
-      },
-    }),
-  );
+  const formLimit = bodyLimit({
+    maxSize: FORM_BODY_LIMIT,
+    onError: () => {
+      throw tooLarge(FORM_BODY_LIMIT);
+    },
+  });
+  // The SAML consumer service takes larger posts (its own limit).
+  app.use("*", (c, next) => c.req.path === "/auth/saml/acs" ? next() : formLimit(c, next));
 
   app.get("/assets/style.css", (c) =>
     c.body(STYLESHEET, 200, {
@@ -117,6 +117,8 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
     switch (policy.method) {
       case "oidc":
         return await beginOidc(c, deps, tenant, policy, next);
+      case "saml":
+        return await beginSaml(c, deps, tenant, policy, next);
       case "email":
         return await emailForm(c, deps, tenant, policy, next);
       default:
@@ -125,6 +127,7 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.route("/oidc", oidcRoutes(deps));
+  app.route("/saml", samlRoutes(deps));
   app.route("/email", emailRoutes(deps));
   app.route("/cli", cliRoutes(deps));
   app.route("/operator", operatorRoutes(deps));

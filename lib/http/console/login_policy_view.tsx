@@ -2,8 +2,9 @@
  * A tenant's login policy, read-only, as the people page shows it: the
  * method and, for OpenID Connect, the issuer, client id, where the server
  * reads the client secret (the reference the API returns, never a
- * secret), the admitted email domains and the groups; for email sign-in,
- * the domains. Who set it when is under it.
+ * secret), the admitted email domains and the groups; for SAML, where the
+ * identity provider's metadata comes from, the email and groups attributes,
+ * domains and admin groups; for email sign-in, the domains. Who set it when is under it.
  *
  * @module
  */
@@ -14,7 +15,7 @@ import { Fact, Facts, Time } from "./widgets.tsx";
 const METHODS: Record<LoginPolicy["method"], string> = {
   oidc: "OpenID Connect",
   email: "Verified email (a link or code by mail)",
-  saml: "SAML 2.0 (not available yet)",
+  saml: "SAML 2.0",
 };
 
 /**
@@ -56,8 +57,18 @@ export function policyFacts(policy: LoginPolicy): [string, string][] {
       break;
     case "saml":
       facts.push(
-        ["Metadata", policy.idp_metadata_url ?? "given as a document"],
-        ["Allowed email domains", list(policy.allowed_email_domains, "any")],
+        ["Identity provider metadata", policy.idp_metadata_url ?? "given as a document"],
+        [
+          "Email",
+          policy.email_attribute === undefined
+            ? "the assertion's NameID"
+            : `attribute ${policy.email_attribute}`,
+        ],
+        [
+          "Allowed email domains",
+          list(policy.allowed_email_domains, "any email the provider asserts"),
+        ],
+        ["Groups attribute", policy.groups_attribute ?? "groups (the default)"],
         ["Admin groups", list(policy.admin_groups, "none")],
       );
       break;

@@ -11,7 +11,10 @@ import { consoleTest, FIXTURE } from "./world.ts";
 const LIVE = "/ui/live?tenant=acme&namespace=web";
 
 /** Reads a stream until `text` appears (or fails after 5 s). */
-async function readUntil(body: ReadableStream<Uint8Array>, text: string): Promise<string> {
+async function readUntil(
+  body: ReadableStream<Uint8Array<ArrayBuffer>>,
+  text: string,
+): Promise<string> {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
   const timer = setTimeout(() => reader.cancel(), 5000);

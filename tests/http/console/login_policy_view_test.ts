@@ -1,7 +1,8 @@
 /**
  * A login policy as the people page shows it
  * (lib/http/console/login_policy_view.tsx): every field the API returns,
- * in words, and for OpenID Connect where the secret is read, never one.
+ * in words, for OpenID Connect where the secret is read (never one), and
+ * for SAML where the identity provider's metadata comes from.
  */
 import { assertEquals } from "../../assert.ts";
 import { policyFacts } from "../../../lib/http/console/login_policy_view.tsx";
@@ -31,4 +32,31 @@ Deno.test("an email policy shows its domains", () => {
     ["Method", "Verified email (a link or code by mail) (email)"],
     ["Email domains", "acme.com, acme.co.uk"],
   ]);
+});
+
+Deno.test("a SAML policy shows where its metadata comes from, the email and groups attributes, domains and admin groups", () => {
+  assertEquals(
+    policyFacts({ method: "saml", idp_metadata_url: "https://login.acme.com/saml/metadata" }),
+    [
+      ["Method", "SAML 2.0 (saml)"],
+      ["Identity provider metadata", "https://login.acme.com/saml/metadata"],
+      ["Email", "the assertion's NameID"],
+      ["Allowed email domains", "any email the provider asserts"],
+      ["Groups attribute", "groups (the default)"],
+      ["Admin groups", "none"],
+    ],
+  );
+  const facts = Object.fromEntries(policyFacts({
+    method: "saml",
+    idp_metadata_xml: '<md:EntityDescriptor entityID="https://idp.acme.com"/>',
+    email_attribute: "mail",
+    allowed_email_domains: ["acme.com", "acme.co.uk"],
+    groups_attribute: "memberOf",
+    admin_groups: ["cfgtool-admins"],
+  }));
+  assertEquals(facts["Identity provider metadata"], "given as a document");
+  assertEquals(facts["Email"], "attribute mail");
+  assertEquals(facts["Allowed email domains"], "acme.com, acme.co.uk");
+  assertEquals(facts["Groups attribute"], "memberOf");
+  assertEquals(facts["Admin groups"], "cfgtool-admins");
 });
