@@ -10,6 +10,7 @@
 import { InvalidRequestError, UnavailableError } from "../errors.ts";
 import type { LoginPolicy, SamlLoginPolicy } from "../protocol/login_policy.ts";
 import { parseIdpMetadata } from "./login/saml_metadata.ts";
+import { isLoopbackHost } from "../net/loopback.ts";
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const SECRET_REF = /^(env:[A-Za-z_][A-Za-z0-9_]{0,127}|file:\/.{1,1023})$/;
@@ -89,7 +90,7 @@ function issuerUrl(raw: string): string {
   } catch {
     throw bad("issuer", `issuer must be a URL, not ${JSON.stringify(raw)}`);
   }
-  const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+  const loopback = isLoopbackHost(url.hostname);
   if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
     throw bad("issuer", "issuer must be an https:// URL (http:// only on a loopback host)");
   }
@@ -110,7 +111,7 @@ function metadataUrl(raw: string): string {
   } catch {
     throw bad("idp_metadata_url", `idp_metadata_url must be a URL, not ${JSON.stringify(raw)}`);
   }
-  const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+  const loopback = isLoopbackHost(url.hostname);
   if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
     throw bad(
       "idp_metadata_url",

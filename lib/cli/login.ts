@@ -28,6 +28,7 @@ import {
   resolveRemote,
   withRemoteOptions,
 } from "./remote_options.ts";
+import { isLoopbackHost } from "../net/loopback.ts";
 
 const FILE_HELP = "\nWhere the sign-in is kept:\n" +
   "  $XDG_CONFIG_HOME/cfgtool/credentials.toml (default ~/.config/cfgtool/credentials.toml),\n" +
@@ -154,7 +155,7 @@ async function login(
   }
   const server = checkedServer(raw);
   const host = new URL(server).hostname;
-  if (server.startsWith("http:") && !["127.0.0.1", "localhost", "[::1]"].includes(host)) {
+  if (server.startsWith("http:") && !isLoopbackHost(host)) {
     throw new UsageError(
       `refusing to sign in over plain http to ${host}: the session would cross the network ` +
         "unencrypted; use the server's https:// URL",

@@ -17,6 +17,7 @@ import { DOMParser } from "@xmldom/xmldom";
 import { X509Certificate } from "node:crypto";
 import { UnavailableError } from "../../errors.ts";
 import type { SamlLoginPolicy } from "../../protocol/login_policy.ts";
+import { isLoopbackHost } from "../../net/loopback.ts";
 
 /** The SAML 2.0 metadata namespace. */
 const MD = "urn:oasis:names:tc:SAML:2.0:metadata";
@@ -48,11 +49,6 @@ export type MetadataReading = { ok: true; metadata: IdpMetadata } | { ok: false;
 /** The direct and nested elements of `parent` named `local` in namespace `ns`. */
 function elements(parent: Element | Document, ns: string, local: string): Element[] {
   return Array.from(parent.getElementsByTagNameNS(ns, local) as ArrayLike<Element>);
-}
-
-/** A loopback host, where plain HTTP is accepted. */
-function loopback(url: URL): boolean {
-  return ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
 }
 
 /** The certificate text of a `ds:X509Certificate` as PEM, or null when it is not a certificate. */
@@ -150,7 +146,7 @@ export function parseIdpMetadata(xml: string): MetadataReading {
       problem: `the single sign-on Location ${JSON.stringify(location)} is not a URL`,
     };
   }
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback(url))) {
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
     return {
       ok: false,
       problem:

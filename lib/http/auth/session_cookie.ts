@@ -14,6 +14,7 @@ import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { digestsEqual, hmacHex } from "../../auth/digest.ts";
 import { UnavailableError } from "../../errors.ts";
+import { isLoopbackHost } from "../../net/loopback.ts";
 
 /** Cookie name over HTTPS. */
 export const SECURE_COOKIE = "__Host-cfgtool_session";
@@ -67,7 +68,7 @@ export function ownOrigin(req: Request, publicUrl?: string): string {
 export function signInOrigin(req: Request, publicUrl?: string): string {
   if (publicUrl !== undefined) return new URL(publicUrl).origin;
   const url = new URL(req.url);
-  if (["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) return url.origin;
+  if (isLoopbackHost(url.hostname)) return url.origin;
   throw new UnavailableError(
     "login_unavailable",
     "Sign-in needs the service's public URL: start cfgtool serve with --public-url " +
