@@ -59,6 +59,13 @@ export interface ServiceSettings {
   /** A keep-alive connection with no request in flight is closed after this long, ms. */
   keepAliveTimeoutMs: number;
   /**
+   * A request's head and body must arrive within this long, ms (default
+   * 60 s: a 16 MiB manifest at about 2.2 Mbit/s); a body still unread then
+   * is answered 408 and its connection closed (docs/operations.md,
+   * "Connections").
+   */
+  requestTimeoutMs: number;
+  /**
    * Open HTTP connections at most; more are closed as they arrive. 0: the
    * file-descriptor limit minus {@linkcode DESCRIPTOR_RESERVE}.
    */
@@ -89,6 +96,7 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = Object.freeze({
   emailCodeTtlMs: 15 * 60 * 1000,
   headerTimeoutMs: 10_000,
   keepAliveTimeoutMs: 30_000,
+  requestTimeoutMs: 60_000,
   maxConnections: 0,
 });
 

@@ -140,10 +140,13 @@ export function explainSyntaxError(
       return 'expected "=" after the key';
     case "trying to redefine an already defined table or value":
     case "trying to redefine an already defined value": {
-      const table = /^\s*\[+\s*([^\]]+?)\s*\]/.exec(lineText)?.[1];
-      if (table !== undefined) return `duplicate table: [${table}] is already defined above`;
-      const key = /^\s*([^=]+?)\s*=/.exec(lineText)?.[1];
-      if (key === undefined) return "duplicate key: already defined above";
+      const table = tableHeaderName(lineText);
+      if (table !== undefined) {
+        return `duplicate table: [${shortened(table)}] is already defined above`;
+      }
+      const found = keyBeforeEquals(lineText);
+      if (found === undefined) return "duplicate key: already defined above";
+      const key = shortened(found);
       return key.includes(".")
         ? `duplicate key: ${key} conflicts with a key or table defined above`
         : `duplicate key: ${key} is already defined above`;
@@ -160,6 +163,92 @@ export function explainSyntaxError(
     default:
       return message;
   }
+}
+
+/** Longest key or table name quoted in a message; longer ones are cut with "…". */
+const MAX_QUOTED_NAME = 80;
+
+/** A name as a message quotes it: at most {@linkcode MAX_QUOTED_NAME} characters. */
+function shortened(name: string): string {
+  return name.length <= MAX_QUOTED_NAME ? name : `${name.slice(0, MAX_QUOTED_NAME)}…`;
+}
+
+/** Whether a UTF-16 code unit is TOML whitespace (space or tab). */
+const isTomlSpace = (code: number) => code === 0x20 || code === 0x09;
+
+/** `line` from `from` on, without the TOML whitespace at both ends. */
+function trimmedSlice(line: string, from: number, to: number): string {
+  while (from < to && isTomlSpace(line.charCodeAt(from))) from++;
+  while (to > from && isTomlSpace(line.charCodeAt(to - 1))) to--;
+  return line.slice(from, to);
+}
+
+/**
+ * The end of the quoted string that starts at `at` (the index after its
+ * closing quote), or the line's length when it is not closed. Basic strings
+ * (`"…"`) skip escaped characters; literal strings (`'…'`) have none.
+ */
+function endOfQuoted(line: string, at: number): number {
+  const quote = line[at];
+  for (let i = at + 1; i < line.length; i++) {
+    if (quote === '"' && line[i] === "\\") i++;
+    else if (line[i] === quote) return i + 1;
+  }
+  return line.length;
+}
+
+/**
+ * The name of a table or table-array header line (`[a.b]`, `[[a]]`), as
+ * written between the brackets, or undefined when the line is not a
+ * header. One pass; `]` inside a quoted part of the name does not end it.
+ *
+ * @param line one line of TOML
+ * @returns the name, or undefined
+ *
+ * @example
+ * ```ts
+ * import { tableHeaderName } from "./toml.ts";
+ * if (tableHeaderName('  [[ environments."a]b" ]] # x') !== 'environments."a]b"') throw new Error();
+ * if (tableHeaderName("a = [1]") !== undefined) throw new Error();
+ * ```
+ */
+export function tableHeaderName(line: string): string | undefined {
+  let i = 0;
+  while (i < line.length && isTomlSpace(line.charCodeAt(i))) i++;
+  if (line[i] !== "[") return undefined;
+  while (line[i] === "[") i++;
+  const start = i;
+  while (i < line.length && line[i] !== "]") {
+    i = line[i] === '"' || line[i] === "'" ? endOfQuoted(line, i) : i + 1;
+  }
+  if (i >= line.length) return undefined;
+  const name = trimmedSlice(line, start, i);
+  return name === "" ? undefined : name;
+}
+
+/**
+ * The key of a `key = value` line, as written before the `=` (dotted and
+ * quoted keys included), or undefined when the line has no `=` outside a
+ * quoted key. One pass; `=` inside a quoted key does not end it.
+ *
+ * @param line one line of TOML
+ * @returns the key, or undefined
+ *
+ * @example
+ * ```ts
+ * import { keyBeforeEquals } from "./toml.ts";
+ * if (keyBeforeEquals('  a."b=c" = 1') !== 'a."b=c"') throw new Error();
+ * if (keyBeforeEquals("[table]") !== undefined) throw new Error();
+ * ```
+ */
+export function keyBeforeEquals(line: string): string | undefined {
+  let i = 0;
+  while (i < line.length && line[i] !== "=") {
+    i = line[i] === '"' || line[i] === "'" ? endOfQuoted(line, i) : i + 1;
+  }
+  if (i >= line.length) return undefined;
+  const key = trimmedSlice(line, 0, i);
+  return key === "" ? undefined : key;
 }
 
 function toPlain(v: unknown): unknown {

@@ -112,6 +112,30 @@ Deno.test("parseToml() rewords misleading smol-toml messages for common mistakes
   for (const [text, message] of cases) assertEquals(syntaxMessage(text), message, text);
 });
 
+Deno.test("parseToml() names duplicate keys and tables as written, quoted ones included", () => {
+  const cases: [string, string][] = [
+    ['"a=b" = 1\n"a=b" = 2\n', 'duplicate key: "a=b" is already defined above'],
+    [
+      "  x . y = 1\n  x . y = 2\n",
+      "duplicate key: x . y conflicts with a key or table defined above",
+    ],
+    ['["a]b"]\n["a]b"]\n', 'duplicate table: ["a]b"] is already defined above'],
+    ["[[t]]\n[t]\n", "duplicate table: [t] is already defined above"],
+  ];
+  for (const [text, message] of cases) assertEquals(syntaxMessage(text), message, text);
+});
+
+Deno.test("parseToml() cuts a huge duplicate key to 80 characters in its message", () => {
+  // A duplicated quoted key of 120,000 spaces: the old wording took the key
+  // with a regular expression that took the square of its length (about
+  // 23 s on a server thread), and then quoted all of it.
+  const key = `"${" ".repeat(120_000)}"`;
+  const message = syntaxMessage(`${key} = 1\n${key} = 2\n`);
+  assertEquals(message, `duplicate key: "${" ".repeat(79)}… is already defined above`);
+  const table = syntaxMessage(`[${key}]\n[${key}]\n`);
+  assertEquals(table, `duplicate table: ["${" ".repeat(79)}…] is already defined above`);
+});
+
 Deno.test("parseToml() keeps smol-toml's message when it already says what is wrong", () => {
   assertEquals(syntaxMessage("a = 01\n"), "illegal leading zero");
 });

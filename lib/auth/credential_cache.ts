@@ -25,6 +25,13 @@
  * `expires_at` against the clock on every request. Unknown digests are
  * never cached, so a token created anywhere works at once.
  *
+ * The same knowledge serves other per-process verdicts about credentials:
+ * {@linkcode CredentialCache.generation} changes whenever cached records
+ * are dropped, so a verdict computed under one generation (what an open
+ * event stream may still read, lib/auth/stream_guard.ts) stands while the
+ * generation is the same, and {@linkcode CredentialCache.sync} reads the
+ * epoch at once when a caller must count every change committed so far.
+ *
  * @module
  */
 import { sha256 } from "@noble/hashes/sha2";
@@ -94,6 +101,8 @@ export class CredentialCache {
   #epoch: bigint | null = null;
   /** Bumped by every change made through this process. */
   #local = 0;
+  /** Bumped whenever the cached records are dropped (the epoch moved, or a local change). */
+  #generation = 0;
   #lastPoll = -Infinity;
   #timer: ReturnType<typeof setInterval> | undefined;
   #polling = false;
@@ -223,7 +232,58 @@ export class CredentialCache {
    */
   changed(): void {
     this.#local++;
+    this.#generation++;
     this.#records.clear();
+  }
+
+  /**
+   * A number that changes whenever what some credential may do may have
+   * changed: the credential epoch moved (seen by the poll or by
+   * {@linkcode CredentialCache.sync}) or {@linkcode CredentialCache.changed}
+   * was called. A verdict about a credential computed from the store while
+   * the generation was `g` still holds while it is `g`. Null while the
+   * cache cannot tell (not started, closed, or no poll succeeded for
+   * `staleAfterMs`): then nothing computed earlier may be trusted.
+   *
+   * @returns the generation, or null
+   *
+   * @example
+   * ```ts
+   * import { CredentialCache } from "./credential_cache.ts";
+   * import { bumpCredentialEpoch } from "../store/credential_epoch.ts";
+   * const kv = await Deno.openKv(":memory:");
+   * const cache = new CredentialCache(kv, { pollMs: 60_000 });
+   * if (cache.generation !== null) throw new Error("not started: unknown");
+   * await cache.start();
+   * const before = cache.generation;
+   * await bumpCredentialEpoch(kv.atomic()).commit(); // a revocation, anywhere
+   * if (cache.generation !== before) throw new Error("the poll has not seen it yet");
+   * if (await cache.sync() === before) throw new Error("a read of the epoch sees it");
+   * cache.close();
+   * kv.close();
+   * ```
+   */
+  get generation(): number | null {
+    if (this.#timer === undefined || this.#epoch === null) return null;
+    if (this.#now() - this.#lastPoll > this.#staleAfter) return null;
+    return this.#generation;
+  }
+
+  /**
+   * Reads the credential epoch now (one KV read), as a poll would, so that
+   * every change committed before the call counts: the event feeds call it
+   * once per new version, before re-authorising the streams they deliver
+   * it to. A moved epoch drops the cached records and tells the listeners.
+   *
+   * @returns the generation afterwards (null when the cache cannot tell)
+   */
+  async sync(): Promise<number | null> {
+    if (this.#closed || this.#timer === undefined) return null;
+    const epoch = await readCredentialEpoch(this.#kv);
+    if (this.#closed) return null;
+    this.#see(epoch);
+    this.#lastPoll = this.#now();
+    return this.generation;
   }
 
   /**
@@ -266,6 +326,7 @@ export class CredentialCache {
     if (this.#epoch === epoch) return;
     const first = this.#epoch === null;
     this.#epoch = epoch;
+    this.#generation++;
     this.#records.clear();
     if (!first) this.#notify();
   }

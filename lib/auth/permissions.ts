@@ -16,7 +16,8 @@
  * | `tenant.list` | any principal but `namespace-client` (callers filter with `tenant.read`) |
  * | `tenant.read`, `namespace.list` | superadmin; any non-client principal of the tenant; a person the tenant's sign-in admitted |
  * | `tenant.admins` | superadmin; human tenant admin |
- * | `tenant.login` (read and set the login policy) | superadmin; tenant admin (human or token) |
+ * | `tenant.login` (read the login policy) | superadmin; tenant admin (human or token) |
+ * | `tenant.login.set` (change the login policy) | superadmin; human tenant admin |
  * | `namespace.create`, `namespace.delete`, `namespace.admins` | superadmin; tenant admin (human or token) |
  * | `namespace.read`, `manifest.read`, `evaluate` | superadmin; tenant admin; namespace admin; namespace-read/-write token of the namespace; an admitted person |
  * | `manifest.write` (push, lint, rollback) | as above without namespace-read |
@@ -51,6 +52,7 @@ export type Action =
   | "tenant.delete"
   | "tenant.admins"
   | "tenant.login"
+  | "tenant.login.set"
   | "namespace.create"
   | "namespace.list"
   | "namespace.read"
@@ -93,7 +95,8 @@ const PHRASES: Record<Action, string> = {
   "tenant.read": "read the tenant",
   "tenant.delete": "delete tenants",
   "tenant.admins": "change tenant admins",
-  "tenant.login": "read or change the tenant's login policy",
+  "tenant.login": "read the tenant's login policy",
+  "tenant.login.set": "change the tenant's login policy",
   "namespace.create": "create namespaces",
   "namespace.list": "list namespaces",
   "namespace.read": "read the namespace",
@@ -236,6 +239,10 @@ const ALLOWED: Record<Exclude<Action, "evaluate.public" | "tenant.list">, readon
   "namespace.list": NS_READERS,
   "tenant.admins": ["tenant-human", "super"],
   "tenant.login": TENANT_ADMINS,
+  // Who may sign in and which groups are admins decide rights no token
+  // holds (a human tenant admin mints tenant-admin tokens and adds admins):
+  // a token that could change them could make its holder an admin.
+  "tenant.login.set": ["tenant-human", "super"],
   "namespace.create": TENANT_ADMINS,
   "namespace.delete": TENANT_ADMINS,
   "namespace.admins": TENANT_ADMINS,
@@ -334,6 +341,12 @@ export async function authorize(
   }
   if (action === "tenant.list") return;
   const allowed = action === "evaluate.public" ? NS_READERS : ALLOWED[action];
+  if (level === "tenant-token" && allowed.includes("tenant-human") && !allowed.includes(level)) {
+    throw refuse(
+      `A tenant-admin token cannot ${PHRASES[action]}: only a person who is a tenant admin, ` +
+        "or a superadmin, can (it decides who holds rights no token holds)",
+    );
+  }
   if (!allowed.includes(level)) {
     throw refuse(`Not allowed to ${PHRASES[action]} in ${describe(target)}`);
   }

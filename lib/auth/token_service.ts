@@ -5,6 +5,12 @@
  * and throws typed errors (400, 403, 404 `token_not_found`, 409). The HTTP
  * layer only maps requests and responses.
  *
+ * A token id tells the caller nothing it may not know: a token bound
+ * outside every tenant the caller may read (another tenant's, a
+ * superadmin token) answers exactly as an id that names no token (404
+ * `token_not_found`), and a namespace-bound token is refused (403) for any
+ * id but its own before anything is looked up ({@linkcode tokenFor}).
+ *
  * @module
  */
 import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from "../errors.ts";
@@ -13,7 +19,6 @@ import type { Page } from "../store/page.ts";
 import {
   effectiveStatus,
   getTokenEntry,
-  getTokenRecord,
   listTokenRecords,
   markRotatedOps,
   type PublicToken,
@@ -33,7 +38,7 @@ import {
   validateCreateInput,
 } from "./issuance.ts";
 import { type Minted, tryMint } from "./mint.ts";
-import { authorizeIssue, authorizeTokenAction } from "./permissions.ts";
+import { authorizeIssue, authorizeTokenAction, can, type TokenAction } from "./permissions.ts";
 import { actorOf, type Principal, principalId } from "./principal.ts";
 
 /** A created or rotated token: metadata plus the one-time secret. */
@@ -134,7 +139,8 @@ function issued(m: Minted): IssuedToken {
 
 /**
  * Reads one token's metadata (`GET /api/v1/tokens/{id}`); 404
- * `token_not_found`, 403 without `token.read`. The status shown is the
+ * `token_not_found` (also for a token outside the caller's tenants), 403
+ * without `token.read` ({@linkcode tokenFor}). The status shown is the
  * effective one (an active token past its expiry shows `expired`).
  *
  * @param deps store, key, clock
@@ -163,9 +169,90 @@ export async function getToken(
   principal: Principal,
   id: string,
 ): Promise<PublicToken> {
-  const record = await getTokenRecord(deps.kv, id);
-  await authorizeTokenAction(deps.kv, principal, "token.read", record);
+  const record = await tokenFor(deps, principal, "token.read", id);
   return publicToken({ ...record, status: effectiveStatus(record, clock(deps)) });
+}
+
+/** Types of the tokens that may act on other tokens. */
+const MANAGING_TYPES: readonly TokenRecord["type"][] = ["superadmin", "tenant-admin"];
+
+/**
+ * The token `id` when the caller may do `action` on it, else the refusal,
+ * decided so that the answer says nothing about tokens the caller may not
+ * see: a namespace-bound token acting on any id but its own is refused
+ * (403) before the lookup, so every id gets the same answer; an unknown id
+ * is 404 `token_not_found`, and so, with the same message, is a token the
+ * caller may not act on and that lies outside every tenant the caller may
+ * read (another tenant's, a superadmin token). A token of a tenant the
+ * caller reads but may not act on is a 403 with the reason.
+ *
+ * @param deps store, key, clock
+ * @param principal the caller
+ * @param action what the caller wants to do
+ * @param id the token id
+ * @returns the token's record
+ *
+ * @example
+ * ```ts
+ * import { createToken, tokenFor } from "./token_service.ts";
+ * import { bootstrapSuperadmin } from "./bootstrap.ts";
+ * import { randomTokenKey } from "./hmac_key.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const root = { kind: "token" as const, token: { ...boot.token, digest: "" } };
+ * for (const slug of ["acme", "other"]) await createTenant(kv, { slug, created_by: "ops" });
+ * const acme = await createToken({ kv, key }, root, { type: "tenant-admin", name: "a", tenant_slug: "acme" }, { requestId: "r1" });
+ * const other = await createToken({ kv, key }, root, { type: "tenant-admin", name: "o", tenant_slug: "other" }, { requestId: "r1" });
+ * const caller = { kind: "token" as const, token: { ...acme.token, digest: "" } };
+ * const answer = async (id: string) => {
+ *   try { await tokenFor({ kv, key }, caller, "token.read", id); return "ok"; }
+ *   catch (e) { return (e as Error).message.replace(id, "<id>"); }
+ * };
+ * if (await answer(other.token.id) !== await answer("tok_01JQ0000000000000000000000")) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function tokenFor(
+  deps: AuthDeps,
+  principal: Principal,
+  action: TokenAction,
+  id: string,
+): Promise<TokenRecord> {
+  if (
+    principal.kind === "token" && principal.token.id !== id &&
+    !MANAGING_TYPES.includes(principal.token.type)
+  ) {
+    // Refused whatever the record: decided on a stand-in that differs from the caller only by id.
+    await authorizeTokenAction(deps.kv, principal, action, { ...principal.token, id });
+  }
+  const record = (await getTokenEntry(deps.kv, id)).value;
+  if (record === null) throw noSuchToken(id);
+  try {
+    await authorizeTokenAction(deps.kv, principal, action, record);
+  } catch (err) {
+    if (err instanceof ForbiddenError && !await inSight(deps.kv, principal, record)) {
+      throw noSuchToken(id);
+    }
+    throw err;
+  }
+  return record;
+}
+
+/** The answer to a token id that names no token the caller may know of. */
+function noSuchToken(id: string): NotFoundError {
+  return new NotFoundError("token_not_found", `No token ${id}`);
+}
+
+/**
+ * Whether the caller may know that a token exists: its own, or one bound
+ * to a tenant the caller may read.
+ */
+async function inSight(kv: Deno.Kv, p: Principal, token: TokenRecord): Promise<boolean> {
+  if (p.kind === "token" && p.token.id === token.id) return true;
+  if (token.tenant_slug === null) return false;
+  return await can(kv, p, "tenant.read", { tenant: token.tenant_slug });
 }
 
 /**
@@ -259,7 +346,8 @@ export async function listTokens(
  * and expiry policy (the same lifetime from now), unless `name` or
  * `expires_at` are given; the old token stays active, gets
  * `rotated_to_token_id`, and hands its name over. Audits `token.rotated`.
- * A token that is not active or was already rotated gives 409.
+ * A token that is not active or was already rotated gives 409; unknown and
+ * unseen ids are 404 as in {@linkcode tokenFor}.
  *
  * @param deps store, key, clock
  * @param principal the caller
@@ -293,8 +381,7 @@ export async function rotateToken(
   ctx: RequestContext,
 ): Promise<IssuedToken> {
   const now = clock(deps);
-  const first = await getTokenRecord(deps.kv, id);
-  await authorizeTokenAction(deps.kv, principal, "token.rotate", first);
+  const first = await tokenFor(deps, principal, "token.rotate", id);
   const name = input.name === undefined ? first.name : parseTokenName(input.name);
   const expires_at = input.expires_at === undefined
     ? inheritedExpiry(first, now)
@@ -312,7 +399,7 @@ export async function rotateToken(
   };
   while (true) {
     const old = await getTokenEntry(deps.kv, id);
-    if (old.value === null) throw new NotFoundError("token_not_found", `No token ${id}`);
+    if (old.value === null) throw noSuchToken(id);
     const status = effectiveStatus(old.value, now);
     if (status !== "active") {
       throw new ConflictError(`Cannot rotate token ${id}: it is ${status}`);
@@ -351,9 +438,10 @@ function inheritedExpiry(old: TokenRecord, now: Date): string | null {
 
 /**
  * Revokes a token at once (`DELETE /api/v1/tokens/{id}`): needs
- * `token.revoke` on it, or to be the token itself. Sets `revoked_at` and
- * `revoked_by` and audits `token.revoked`. Revoking a token that is no
- * longer active changes nothing and returns it as it is.
+ * `token.revoke` on it, or to be the token itself (unknown and unseen ids
+ * are 404 as in {@linkcode tokenFor}). Sets `revoked_at` and `revoked_by`
+ * and audits `token.revoked`. Revoking a token that is no longer active
+ * changes nothing and returns it as it is.
  *
  * @param deps store, key, clock
  * @param principal the caller
@@ -381,8 +469,7 @@ export async function revokeToken(
   id: string,
   ctx: RequestContext,
 ): Promise<PublicToken> {
-  const record = await getTokenRecord(deps.kv, id);
-  await authorizeTokenAction(deps.kv, principal, "token.revoke", record);
+  await tokenFor(deps, principal, "token.revoke", id);
   const r = await revokeTokenRecord(
     deps.kv,
     id,

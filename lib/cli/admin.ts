@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { trimTrailing } from "../ascii.ts";
 import type { Command } from "commander";
 import { InvalidRequestError, UsageError } from "../errors.ts";
 import { DEFAULT_KV_PATH, openKv } from "../store/kv.ts";
@@ -263,7 +264,7 @@ export function registerAdminCommands(program: Command): void {
     )
     .action(async (opts) => {
       const ttl = parseDuration(opts.ttl, "--ttl");
-      const origin = opts.url.replace(/\/+$/, "");
+      const origin = trimTrailing(opts.url, "/");
       if (origin !== "" && !/^https?:\/\/[^/?#]+$/.test(origin)) {
         throw new UsageError(
           `--url must be an origin like https://flags.example.com, not ${opts.url}`,

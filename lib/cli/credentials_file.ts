@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { trimTrailing } from "../ascii.ts";
 import { parse, stringify } from "toml";
 import { UsageError } from "../errors.ts";
 
@@ -66,13 +67,13 @@ const HEADER =
  */
 export function credentialsPath(env: Env = Deno.env): string {
   const xdg = env.get("XDG_CONFIG_HOME")?.trim();
-  if (xdg) return `${xdg.replace(/\/+$/, "")}/cfgtool/credentials.toml`;
+  if (xdg) return `${trimTrailing(xdg, "/")}/cfgtool/credentials.toml`;
   if (Deno.build.os === "windows") {
     const appData = env.get("APPDATA")?.trim();
     if (appData) return `${appData}\\cfgtool\\credentials.toml`;
   }
   const home = env.get("HOME")?.trim() || env.get("USERPROFILE")?.trim();
-  if (home) return `${home.replace(/\/+$/, "")}/.config/cfgtool/credentials.toml`;
+  if (home) return `${trimTrailing(home, "/")}/.config/cfgtool/credentials.toml`;
   throw new UsageError(
     "cannot find where to keep sign-ins: set XDG_CONFIG_HOME or HOME",
   );
@@ -112,9 +113,9 @@ export function profileNameFor(server: string): string {
 export function sameServer(server: string): string {
   try {
     const url = new URL(server);
-    return url.origin + url.pathname.replace(/\/+$/, "");
+    return url.origin + trimTrailing(url.pathname, "/");
   } catch {
-    return server.replace(/\/+$/, "");
+    return trimTrailing(server, "/");
   }
 }
 

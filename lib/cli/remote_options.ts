@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { trimTrailing } from "../ascii.ts";
 import type { Command, OptionValues } from "commander";
 import { UsageError } from "../errors.ts";
 import type { ServiceClient } from "../client/api.ts";
@@ -163,7 +164,7 @@ export function checkedServer(server: string): string {
   if (url.username !== "" || url.password !== "") {
     throw new UsageError("--server must not carry credentials; use --token or CFGTOOL_TOKEN");
   }
-  return server.replace(/\/+$/, "");
+  return trimTrailing(server, "/");
 }
 
 /**

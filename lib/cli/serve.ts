@@ -243,10 +243,13 @@ CFGTOOL_METRICS_TOKEN or the config file, which ps does not show) also any clien
 that sends Authorization: Bearer <token>. The token is never logged.
 
 Connections: a client must send a complete request head (after the TLS handshake)
-within --header-timeout-ms; idle keep-alive connections close after
---keepalive-timeout-ms. At start the soft file descriptor limit is raised to the
-hard limit (needs --allow-ffi under deno run) and logged; when descriptors run
-out, new connections wait instead of failing the server.
+within --header-timeout-ms, and a whole request, head and body, within
+--request-timeout-ms: a body still unread then is answered 408 request_timeout and
+its connection closed (answers, event streams among them, are never cut). Idle
+keep-alive connections close after --keepalive-timeout-ms, which also bounds the
+head of a later request on them. At start the soft file descriptor limit is raised
+to the hard limit (needs --allow-ffi under deno run) and logged; when descriptors
+run out, new connections wait instead of failing the server.
 
 Workers: --workers N starts N copies of this process as workers on the same port
 (SO_REUSEPORT: the kernel spreads connections over them) and the same store, and

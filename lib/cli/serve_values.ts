@@ -83,6 +83,12 @@ export const SETTING_FLAGS: readonly [flag: string, key: keyof ServiceSettings, 
     "close a keep-alive connection that has no request in flight for this long, ms",
   ],
   [
+    "--request-timeout-ms",
+    "requestTimeoutMs",
+    "a request's head and body must arrive within this long, or it is answered 408 and " +
+    "its connection closed; responses (event streams) are not limited, ms",
+  ],
+  [
     "--max-connections",
     "maxConnections",
     "open HTTP connections at most; more are closed as they arrive",

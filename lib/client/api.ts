@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { trimTrailing } from "../ascii.ts";
 import { UsageError } from "../errors.ts";
 import { ifMatchHeader, parseVersionEtag } from "../protocol/etag.ts";
 import type { LoginPolicy, LoginPolicyRecord } from "../protocol/login_policy.ts";
@@ -127,7 +128,7 @@ export class ServiceClient {
    * @param options the server URL (a trailing `/api/v1` is dropped), the token, the timeout
    */
   constructor(options: ServiceClientOptions) {
-    this.server = options.server.replace(/\/+$/, "").replace(/\/api\/v1$/, "");
+    this.server = trimTrailing(options.server, "/").replace(/\/api\/v1$/, "");
     this.#http = new Transport({
       server: this.server,
       token: options.token,

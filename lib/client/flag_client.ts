@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { trimTrailing } from "../ascii.ts";
 import { CfgtoolError, UsageError } from "../errors.ts";
 import {
   type Context,
@@ -256,7 +257,7 @@ export class FlagClient {
     if (options.namespaces.length === 0) {
       throw new UsageError("Cannot subscribe: name at least one namespace");
     }
-    this.#server = options.server.replace(/\/+$/, "");
+    this.#server = trimTrailing(options.server, "/");
     this.#origin = url.origin;
     this.#token = options.token;
     this.#tenant = options.tenant ?? null;

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { trimTrailing } from "../ascii.ts";
 import { CfgtoolError, LoginError, RateLimitError } from "../errors.ts";
 import { describeNetworkFailure } from "../network_errors.ts";
 import {
@@ -132,7 +133,7 @@ export class SignInClient {
    * @param options the server URL, timeout and fetch
    */
   constructor(options: SignInClientOptions) {
-    this.server = options.server.replace(/\/+$/, "");
+    this.server = trimTrailing(options.server, "/");
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   }

@@ -26,6 +26,7 @@
  *
  * @module
  */
+import { trimTrailing } from "../ascii.ts";
 import { mkdir, readdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { CfgtoolError } from "../errors.ts";
@@ -143,7 +144,7 @@ export class WatchAgent {
     const { dir, statusFile, log, logError, logger, ...clientOptions } = options;
     this.#dir = dir;
     this.#statusFile = statusFile ?? join(dir, ".cfgtool-watch.json");
-    this.#server = options.server.replace(/\/+$/, "");
+    this.#server = trimTrailing(options.server, "/");
     this.#token = options.token;
     this.#log = log ?? ((line) => console.log(line));
     this.#logError = logError ?? ((line) => console.error(line));

@@ -8,6 +8,7 @@
  * @module
  */
 import type { FlagSelection } from "../protocol/subscription.ts";
+import type { ReadGrant } from "./access.ts";
 import type { SseStream } from "./sse.ts";
 
 /** What a connection tracks for one namespace. */
@@ -27,6 +28,12 @@ export interface NamespaceState {
    * closure the client claims (dropped once the first event is sent).
    */
   hint: { version: number; hash: string } | null;
+  /**
+   * The connection's right to read this namespace, shared with the other
+   * streams of its credential (lib/events/access.ts); absent when nobody
+   * watches the connection.
+   */
+  grant?: ReadGrant;
 }
 
 /** Options of {@linkcode StreamConnection}. */

@@ -22,6 +22,14 @@
  * second (its signed URL is the same). The "event fan-out" log line gives
  * the time to the frame (`delta_ms`) and to the last write (`ms`).
  *
+ * Before anything is sent (a first snapshot, a version, a resync) the
+ * receiving members are re-authorised through the hub's
+ * {@linkcode StreamAccess} (lib/events/access.ts): once per head change
+ * the process reads the credential epoch, then each member's verdict,
+ * shared by the streams of its credential, is one comparison unless a
+ * change made it stale. A member that may no longer read the namespace is
+ * closed and gets nothing about the version.
+ *
  * @module
  */
 import type { ManifestWorkers } from "../workers/manifest_workers.ts";
@@ -56,6 +64,7 @@ import {
 import { sseFrame } from "./sse.ts";
 import { nextTurn } from "./next_turn.ts";
 import { tarSize } from "./closures.ts";
+import { admitted, type StreamAccess } from "./access.ts";
 
 /** What a feed needs from the hub. */
 export interface FeedDeps {
@@ -68,6 +77,8 @@ export interface FeedDeps {
   workers?: ManifestWorkers;
   /** The process's closure memo. */
   closures: ClosureMemo;
+  /** Re-authorises members before each delivery (absent: authorised at open only). */
+  access?: StreamAccess;
   now: () => Date;
 }
 
@@ -182,7 +193,9 @@ export class NamespaceFeed {
       group.base = { loaded, closure: await closureOf(loaded, group.flags) };
     }
     state.hint = await this.#resolveHint(hint, group);
-    if (group.base.loaded.meta.version > 0) await this.#sendFirst(conn, state, group);
+    if (group.base.loaded.meta.version === 0) return;
+    if ((await this.#admitted([conn])).length === 0) return;
+    await this.#sendFirst(conn, state, group);
   }
 
   /** Removes a connection; the last one stops the feed. */
@@ -265,7 +278,22 @@ export class NamespaceFeed {
     if (this.#stopped) return;
     const head = await getHead(this.#deps.kv, this.tenant, this.slug);
     if (head === null) return this.#closeAll("namespace deleted");
+    // Every role change committed before this version counts for its delivery.
+    await this.#deps.access?.sync();
     for (const group of [...this.#groups.values()]) await this.#advance(group, head);
+  }
+
+  /**
+   * The members that may still read the namespace, their verdicts brought
+   * up to date first (one comparison each while nothing changed); the
+   * others are closed, and get nothing about what was about to be sent.
+   */
+  async #admitted(members: StreamConnection[]): Promise<StreamConnection[]> {
+    const access = this.#deps.access;
+    if (access === undefined) return members;
+    const grantOf = (m: StreamConnection) => m.states.get(this.slug)?.grant;
+    await access.check(members.map(grantOf));
+    return admitted(members, grantOf, (m) => m.closed, (m) => m.close());
   }
 
   #closeAll(reason: string): void {
@@ -285,7 +313,7 @@ export class NamespaceFeed {
     if (loaded === null) return; // pruned already: a later head will come
     const next: Base = { loaded, closure: await closureOf(loaded, group.flags) };
     group.base = next;
-    const members = [...group.members];
+    const members = await this.#admitted([...group.members]);
     const version = head.version;
     if (version < base.loaded.meta.version) {
       // The head went back (a restore): clients hold versions the server no longer has.

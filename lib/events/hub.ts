@@ -4,7 +4,11 @@
  * subscription each, fanned out in memory) and the per-credential connection
  * registry. The streams' lifecycle (keepalives, idle closes, shutdown) is
  * lib/events/sse.ts's {@linkcode SseStreams}, shared with the OFREP event
- * stream. Nothing here polls the KV per connection.
+ * stream. Nothing here polls the KV per connection. With a
+ * {@linkcode StreamAccess} (the runtime's stream guard), each connection
+ * carries one read grant per namespace, shared with the other connections
+ * of its credential, and the feeds re-authorise through it before each
+ * delivery (lib/events/access.ts).
  *
  * @module
  */
@@ -14,6 +18,7 @@ import type { FlagSelection } from "../protocol/subscription.ts";
 import type { Logger } from "../log.ts";
 import type { ServiceSettings } from "../settings.ts";
 import type { HeadWatcher } from "../store/head_watcher.ts";
+import type { ReadGrant, StreamAccess, WatchedStream } from "./access.ts";
 import { StreamConnection } from "./connection.ts";
 import { NamespaceFeed } from "./feed.ts";
 import { ConnectionRegistry } from "./registry.ts";
@@ -33,6 +38,11 @@ export interface HubDeps {
   closures: ClosureMemo;
   /** Aborting it ends every stream. */
   shutdown: AbortSignal;
+  /**
+   * Re-authorises streams before each delivery (lib/auth/stream_guard.ts);
+   * without it a stream is authorised only when it opens.
+   */
+  access?: StreamAccess;
   /** Clock. */
   now?: () => Date;
 }
@@ -50,10 +60,12 @@ export interface OpenRequest {
   /** Subscribed namespaces with their resume hints. */
   namespaces: { slug: string; flags: FlagSelection; hint: number | null }[];
   /**
-   * Called once with a function that ends this stream; returns the function
-   * to call when the stream ends (lib/auth/stream_guard.ts registers here).
+   * Called once with a function that ends this stream; returns the
+   * stream's read grants, one per entry of `namespaces` in order, checked
+   * before each delivery, and the function to call when the stream ends
+   * (lib/auth/stream_guard.ts watches here).
    */
-  register?: (close: () => void) => () => void;
+  watch?: (close: () => void) => WatchedStream;
 }
 
 /** Counters of a hub. */
@@ -136,13 +148,14 @@ export class EventHub {
       origin: req.origin,
       stream,
     });
-    const unregister = req.register?.(() => conn.close());
+    const watched = req.watch?.(() => conn.close());
     // One close hook per connection for the hub's bookkeeping and the guard's.
     stream.onClose(() => {
       this.#drop(conn);
-      unregister?.();
+      watched?.release();
     });
-    for (const ns of req.namespaces) {
+    req.namespaces.forEach((ns, i) => {
+      const grant: ReadGrant | undefined = watched?.grants[i];
       conn.states.set(ns.slug, {
         slug: ns.slug,
         flags: ns.flags,
@@ -150,8 +163,9 @@ export class EventHub {
         hash: null,
         inlineSent: false,
         hint: null,
+        ...(grant === undefined ? {} : { grant }),
       });
-    }
+    });
     for (const ns of req.namespaces) {
       void this.#feed(req.tenant, ns.slug).join(conn, ns.hint);
     }
@@ -188,6 +202,7 @@ export class EventHub {
           log: this.#deps.log,
           ...(this.#deps.workers ? { workers: this.#deps.workers } : {}),
           closures: this.#deps.closures,
+          ...(this.#deps.access ? { access: this.#deps.access } : {}),
           now: () => this.#now(),
         },
         tenant,

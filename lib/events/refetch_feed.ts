@@ -5,22 +5,33 @@
  * slices with a turn of the event loop between them (lib/events/next_turn.ts),
  * as the event hub's fan-out does. A stream whose environment is no longer
  * public, or whose namespace was deleted, is closed instead (its client
- * reconnects and gets the refusal).
+ * reconnects and gets the refusal). With a {@linkcode StreamAccess}, each
+ * new head is announced only to streams whose token may still evaluate
+ * there: the verdicts, one per token and shared by its streams, are
+ * brought up to date first (lib/events/access.ts), and the streams of a
+ * token that lost the right are closed without the event.
  *
  * @module
  */
 import type { HeadWatcher } from "../store/head_watcher.ts";
 import type { Head } from "../store/versions.ts";
+import { admitted, type ReadGrant, type StreamAccess } from "./access.ts";
 import { nextTurn } from "./next_turn.ts";
 import type { SseStream } from "./sse.ts";
 
 /** Streams a fan-out slice writes before the event loop gets a turn. */
 const SLICE = 512;
 
+/** What a stream follows: the environment its token evaluates in, and its right to. */
+interface Member {
+  environment: string;
+  grant: ReadGrant | undefined;
+}
+
 /** The streams of one namespace. */
 interface NamespaceStreams {
-  /** Each stream with the environment its token evaluates in. */
-  members: Map<SseStream, string>;
+  /** Each stream with what it follows. */
+  members: Map<SseStream, Member>;
   unwatch: () => void;
   /** The newest head not yet written to every member, or undefined. */
   pending: Head | null | undefined;
@@ -51,6 +62,7 @@ interface NamespaceStreams {
 export class RefetchFeeds {
   readonly #heads: HeadWatcher;
   readonly #frame: (head: Head) => Uint8Array;
+  readonly #access: StreamAccess | undefined;
   readonly #feeds = new Map<string, NamespaceStreams>();
   /** The last frame built, by head: a connect and a fan-out of the same head share it. */
   #last: { version: number; hash: string; frame: Uint8Array } | null = null;
@@ -60,10 +72,12 @@ export class RefetchFeeds {
    *
    * @param heads the process's head watcher
    * @param frame the event a stream gets for a new head
+   * @param access re-authorises the streams before each event (lib/auth/stream_guard.ts)
    */
-  constructor(heads: HeadWatcher, frame: (head: Head) => Uint8Array) {
+  constructor(heads: HeadWatcher, frame: (head: Head) => Uint8Array, access?: StreamAccess) {
     this.#heads = heads;
     this.#frame = frame;
+    this.#access = access;
   }
 
   /** Streams followed now. */
@@ -91,9 +105,16 @@ export class RefetchFeeds {
 
   /**
    * Follows (tenant, namespace) for a stream whose token evaluates in
-   * `environment`, until the stream closes.
+   * `environment`, until the stream closes. `grant` is the token's right
+   * to evaluate there, checked before each event.
    */
-  add(stream: SseStream, tenant: string, namespace: string, environment: string): void {
+  add(
+    stream: SseStream,
+    tenant: string,
+    namespace: string,
+    environment: string,
+    grant?: ReadGrant,
+  ): void {
     if (stream.closed) return;
     const id = `${tenant}\u0000${namespace}`;
     let feed = this.#feeds.get(id);
@@ -108,7 +129,7 @@ export class RefetchFeeds {
       this.#feeds.set(id, created);
       feed = created;
     }
-    feed.members.set(stream, environment);
+    feed.members.set(stream, { environment, grant });
     const joined = feed;
     stream.onClose(() => {
       joined.members.delete(stream);
@@ -132,8 +153,11 @@ export class RefetchFeeds {
         const head = feed.pending;
         feed.pending = undefined;
         const frame = head === null ? null : this.frameOf(head);
+        const members = frame === null || this.#access === undefined
+          ? [...feed.members]
+          : await this.#admitted(feed, this.#access);
         let n = 0;
-        for (const [stream, environment] of feed.members) {
+        for (const [stream, { environment }] of members) {
           if (++n % SLICE === 0) await nextTurn();
           if (frame === null || head!.environments[environment]?.public_evaluate !== true) {
             stream.close(); // the token no longer evaluates here; a reconnect gets the refusal
@@ -143,5 +167,13 @@ export class RefetchFeeds {
     } finally {
       feed.running = false;
     }
+  }
+
+  /** The members whose token may still evaluate here, re-authorised first; the others are closed. */
+  async #admitted(feed: NamespaceStreams, access: StreamAccess): Promise<[SseStream, Member][]> {
+    const members = [...feed.members];
+    await access.sync();
+    await access.check(members.map(([, m]) => m.grant));
+    return admitted(members, ([, m]) => m.grant, ([s]) => s.closed, ([s]) => s.close());
   }
 }

@@ -2,8 +2,10 @@
  * `GET /api/v1/events` (docs/events.md): validates the subscription before
  * the stream starts (400 / 403 / 414 / 429 with the spec's codes), then
  * hands the connection to the process's event hub (lib/events/hub.ts), which sends
- * Server-Sent Events until the client leaves, the connection idles out or
- * the server shuts down.
+ * Server-Sent Events until the client leaves, the connection idles out,
+ * the credential ends or may no longer read a subscribed namespace (checked
+ * before each delivery by lib/auth/stream_guard.ts), or the server shuts
+ * down.
  *
  * @module
  */
@@ -59,13 +61,17 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
       }
     }
     const hints = resumeHints(c, tenant);
+    const credentialId = principal.kind === "token" ? principal.token.id : principal.session_id;
     const body = await hub.open({
       principalId: principal.kind === "token" ? principal.token.id : principal.user_id,
-      credentialId: principal.kind === "token" ? principal.token.id : principal.session_id,
-      register: (close) =>
-        deps.runtime.guard.register(
-          principal.kind === "token" ? principal.token.id : principal.session_id,
+      credentialId,
+      // the guard ends the stream when the credential ends, and before each
+      // delivery checks that it may still read the namespace
+      watch: (close) =>
+        deps.runtime.guard.watch(
+          credentialId,
           close,
+          subs.map((s) => ({ action: "manifest.read", target: { tenant, namespace: s.slug } })),
         ),
       tenant,
       origin: deps.publicUrl ?? url.origin,

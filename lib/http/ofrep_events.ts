@@ -39,14 +39,17 @@
  * after `idleCloseMs` without an event and when the server shuts down. It
  * also ends when the environment stops being public, the namespace is
  * deleted or the token is revoked or expires (the client reconnects and
- * gets 403/401). Errors before the stream starts are OFREP's
- * (lib/http/ofrep_errors.ts). Change detection is the process's
- * `HeadWatcher`: one KV watch and one poll key per namespace, however many
- * streams, and one listener per namespace that writes one shared frame to
- * all of them (lib/events/refetch_feed.ts).
+ * gets 403/401); before each event the token's right to evaluate there is
+ * checked again (lib/auth/stream_guard.ts), so a token revoked anywhere
+ * before a version committed is not told of that version. Errors before
+ * the stream starts are OFREP's (lib/http/ofrep_errors.ts). Change
+ * detection is the process's `HeadWatcher`: one KV watch and one poll key
+ * per namespace, however many streams, and one listener per namespace that
+ * writes one shared frame to all of them (lib/events/refetch_feed.ts).
  *
  * @module
  */
+import { trimTrailing } from "../ascii.ts";
 import { Hono } from "hono";
 import { authenticateRequest } from "../auth/principal.ts";
 import { ForbiddenError } from "../errors.ts";
@@ -92,7 +95,7 @@ const encoder = new TextEncoder();
 export function eventStreamUrl(req: Request, secret: string, publicUrl?: string): string {
   // X-Forwarded-* headers are not trusted: any client can send them, and the
   // URL carries a credential. Behind a proxy, `--public-url` names the origin.
-  const origin = publicUrl !== undefined ? publicUrl.replace(/\/+$/, "") : new URL(req.url).origin;
+  const origin = publicUrl !== undefined ? trimTrailing(publicUrl, "/") : new URL(req.url).origin;
   return `${origin}/ofrep/v1${EVENT_STREAM_PATH}?token=${encodeURIComponent(secret)}`;
 }
 
@@ -137,7 +140,8 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
   app.onError(ofrepErrorHandler(deps.log)); // refusals before the stream starts are OFREP's
   const streams = routeStreams(deps.settings, deps.runtime.shutdown, deps.now);
   deps.runtime.metrics.addStreams("ofrep", () => streams.size); // cfgtool_event_streams_open
-  const feeds = new RefetchFeeds(deps.runtime.heads, refetchEvent);
+  const guard = deps.runtime.guard;
+  const feeds = new RefetchFeeds(deps.runtime.heads, refetchEvent, guard);
 
   app.get(EVENT_STREAM_PATH, async (c) => {
     const origin = c.req.header("origin");
@@ -163,9 +167,13 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
 
     const stream = streams.open(); // closed at once when the server is shutting down
     if (!stream.closed) {
-      feeds.add(stream, t.tenant, t.namespace, t.environment);
-      // a revoked or expired token's stream ends (checked by the stream guard)
-      stream.onClose(deps.runtime.guard.register(p.token.id, () => stream.close()));
+      // a revoked or expired token's stream ends (checked by the stream guard), and
+      // each event goes out only while the token may still evaluate there
+      const watched = guard.watch(p.token.id, () => stream.close(), [
+        { action: "evaluate", target: t },
+      ]);
+      feeds.add(stream, t.tenant, t.namespace, t.environment, watched.grants[0]);
+      stream.onClose(watched.release);
       stream.write(OPENING);
       if (c.req.header("last-event-id") !== String(head.version)) stream.write(feeds.frameOf(head));
     }

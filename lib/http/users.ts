@@ -6,6 +6,10 @@
  * namespaces. A human who administers several tenants sees the members of
  * all of them unless `?tenant=` names one. Everyone else gets 403. Users
  * are created and deleted on the server host (`cfgtool admin user …`).
+ * `DELETE /users/{id}/sessions` ends the sessions of one of the caller's
+ * people (lib/services/sessions.ts): refused before any lookup for a
+ * caller who manages no one, and the same 404 for an unknown user and for
+ * someone else's.
  *
  * @module
  */

@@ -2,11 +2,13 @@
  * An HTTP server that owns its accept loop, so that a hostile or careless
  * client cannot take it down: a connection that sends no complete request
  * head within `headerTimeoutMs` is closed, a keep-alive connection idle for
- * `keepAliveTimeoutMs` is closed, connections over `maxConnections` are shed
- * (accepted and closed at once), and running out of file descriptors only
- * pauses accepting (the ones it has keep being served; it accepts again once
- * descriptors free up). `Deno.serve` has none of these: its accept loop ends
- * the server on "Too many open files" and it never times out a request head.
+ * `keepAliveTimeoutMs` is closed, a request whose body has not arrived
+ * within `requestTimeoutMs` is answered 408 and its connection closed,
+ * connections over `maxConnections` are shed (accepted and closed at once),
+ * and running out of file descriptors only pauses accepting (the ones it
+ * has keep being served; it accepts again once descriptors free up).
+ * `Deno.serve` has none of these: its accept loop ends the server on "Too
+ * many open files" and it never times out a request head or body.
  *
  * Each accepted connection is handed to Deno's own HTTP engine (hyper) with
  * `serveHttpOnConnection`, the per-connection form of `Deno.serve` that Deno
@@ -28,9 +30,34 @@
  * the open ones stay): lib/server/tls_reload.ts uses it to take a new
  * certificate.
  *
+ * The request timeout (lib/net/request_timeout.ts) covers what a client
+ * sends, never what the server writes: a request must arrive whole, head
+ * and body, within `requestTimeoutMs`, counted from the accept for the
+ * first request of a connection (its head must also come within
+ * `headerTimeoutMs`, or the request timeout when shorter), and from the end
+ * of its head for every later one. A body still unread at the deadline gets
+ * a 408 when the handler has not answered yet, and its connection is closed
+ * once that is sent; when the answer has started (an event stream that
+ * never read its body) the connection is closed at once. A `GET`, or a body
+ * read to its end in time, is never cut: event streams run as long as they
+ * like. Deno's HTTP engine reads later request heads of a keep-alive
+ * connection itself and shows nothing of them until they are complete (the
+ * socket is its own, not a `Deno.Conn` this module could wrap), so the
+ * start of a later head cannot be seen: such a head is bounded by the
+ * keep-alive timeout instead, which runs from the end of the previous
+ * answer until the head is complete.
+ *
  * @module
  */
+import { DEFAULT_SETTINGS } from "../settings.ts";
 import type { Logger } from "../log.ts";
+import {
+  type BodyWatch,
+  mayHaveBody,
+  RequestTimeoutError,
+  requestTimeoutResponse,
+  watchBody,
+} from "./request_timeout.ts";
 
 /** Limits of a {@linkcode serveBounded} server. */
 export interface ConnectionLimits {
@@ -38,6 +65,11 @@ export interface ConnectionLimits {
   headerTimeoutMs: number;
   /** Close a keep-alive connection with no request in flight after this long, ms. */
   keepAliveTimeoutMs: number;
+  /**
+   * A request's head and body must arrive within this long, ms (see the
+   * module documentation); default {@linkcode DEFAULT_SETTINGS}' 60 s.
+   */
+  requestTimeoutMs?: number;
   /** Open connections at most; more are closed as they arrive. */
   maxConnections: number;
 }
@@ -81,6 +113,12 @@ export interface BoundedServeOptions {
    * fallback only (which binds its own listener).
    */
   tls?: { cert: string; key: string };
+  /**
+   * The 408 answer to a request that did not arrive within
+   * `requestTimeoutMs` (default: the JSON error envelope,
+   * {@linkcode requestTimeoutResponse}).
+   */
+  requestTimeoutResponse?: (err: RequestTimeoutError, req: Request) => Response;
 }
 
 type ServeOnConnection = (
@@ -94,12 +132,22 @@ type ServeOnConnection = (
 interface Tracked {
   close: AbortController;
   inFlight: number;
+  /** Requests it has begun. */
+  started: number;
+  /** performance.now() of the accept. */
+  accepted: number;
+  /** The client's address. */
+  remote: Deno.NetAddr;
   /** performance.now() of the last request start or end (or of the accept). */
   since: number;
   /** Has it sent a complete request head yet? */
   served: boolean;
   /** Has the sweeper (or the handshake limit) closed it already? */
   closing: boolean;
+  /** The bodies of its requests not yet read to their end, with their deadlines. */
+  reads: Set<BodyWatch>;
+  /** Closes it after a 408 (see {@linkcode FLUSH_GRACE_MS}). */
+  closeTimer?: ReturnType<typeof setTimeout>;
 }
 
 /** Delays between accept attempts while descriptors are exhausted, ms. */
@@ -107,6 +155,15 @@ const BACKOFF_START_MS = 20;
 const BACKOFF_MAX_MS = 1000;
 /** At most one "out of file descriptors" line (and its "available again") this often, ms. */
 const EXHAUSTION_LOG_EVERY_MS = 10_000;
+/** A connection answered 408 is closed by then at the latest, even if the answer is not sent, ms. */
+const TIMEOUT_CLOSE_GRACE_MS = 1000;
+/**
+ * …and this long after the answer is handed over. `info.completed` says
+ * the engine has the answer, not that it wrote it: closing at once loses it.
+ * Without the close, the engine would go on reading (and dropping) the rest
+ * of the body at the client's pace.
+ */
+const FLUSH_GRACE_MS = 50;
 
 /**
  * Serves `handler` on a bound TCP listener within `limits` (see the module
@@ -152,12 +209,22 @@ export function serveBounded(
     return new Response("internal server error", { status: 500 });
   };
 
-  const sweepEvery = Math.max(50, Math.min(limits.headerTimeoutMs, limits.keepAliveTimeoutMs) / 4);
+  const requestTimeoutMs = limits.requestTimeoutMs ?? DEFAULT_SETTINGS.requestTimeoutMs;
+  // The first head is part of the first request: the request timeout bounds it too.
+  const headTimeoutMs = Math.min(limits.headerTimeoutMs, requestTimeoutMs);
+  const renderTimeout = options.requestTimeoutResponse ??
+    ((err: RequestTimeoutError) => requestTimeoutResponse(err));
+
+  const sweepEvery = Math.max(
+    50,
+    Math.min(headTimeoutMs, limits.keepAliveTimeoutMs, requestTimeoutMs) / 4,
+  );
   const sweeper = setInterval(() => {
     const now = performance.now();
     for (const t of open) {
+      if (t.reads.size > 0) expireReads(t.reads, now, requestTimeoutMs);
       if (t.inFlight > 0) continue;
-      const limit = t.served ? limits.keepAliveTimeoutMs : limits.headerTimeoutMs;
+      const limit = t.served ? limits.keepAliveTimeoutMs : headTimeoutMs;
       // It stays in `open` (counted toward maxConnections) until its HTTP engine has ended.
       if (!t.closing && now - t.since >= limit) {
         t.closing = true;
@@ -176,12 +243,17 @@ export function serveBounded(
   else signal?.addEventListener("abort", stop, { once: true });
 
   const track = (conn: Deno.TcpConn | Deno.TlsConn) => {
+    const now = performance.now();
     const t: Tracked = {
       close: new AbortController(),
       inFlight: 0,
-      since: performance.now(),
+      started: 0,
+      accepted: now,
+      remote: conn.remoteAddr,
+      since: now,
       served: false,
       closing: false,
+      reads: new Set(),
     };
     open.add(t);
     if (isTls(conn)) {
@@ -189,7 +261,7 @@ export function serveBounded(
       // until it ends): the handshake gets the header time limit, counted from the accept.
       t.closing = true; // the sweeper leaves it to the handshake limit
       live++;
-      handshakeWithin(conn, limits.headerTimeoutMs, t.close.signal).then((ok) => {
+      handshakeWithin(conn, headTimeoutMs, t.close.signal).then((ok) => {
         if (ok) {
           t.closing = false;
           serveTracked(conn, t); // counts itself in `live` before this one leaves
@@ -207,16 +279,110 @@ export function serveBounded(
     serveTracked(conn, t);
   };
 
+  /** Closes a connection now (its HTTP engine ends; it leaves `open` when it has). */
+  const closeNow = (t: Tracked) => {
+    if (t.closing) return;
+    t.closing = true;
+    abortQuietly(t.close);
+  };
+
+  /** Closes `t` once the answer of `info`'s request is written (a 408), or in a second. */
+  const closeWhenSent = (t: Tracked, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => {
+    const closeIn = (ms: number) => {
+      clearTimeout(t.closeTimer);
+      t.closeTimer = setTimeout(() => closeNow(t), ms);
+    };
+    closeIn(TIMEOUT_CLOSE_GRACE_MS);
+    info.completed.then(() => closeIn(FLUSH_GRACE_MS), () => closeNow(t));
+  };
+
+  /** The 408 for a request the handler has not answered by its deadline; closes `t` once sent. */
+  const timeoutAnswer = (
+    t: Tracked,
+    req: Request,
+    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+    names: RequestNames,
+    err: RequestTimeoutError,
+  ): Response => {
+    const res = renderTimeout(err, req);
+    const id = res.headers.get("x-request-id");
+    log("info", "request not received in time: answered 408, connection closed", {
+      ...timeoutFields(names, err),
+      ...(id !== null ? { request_id: id } : {}),
+    });
+    closeWhenSent(t, info);
+    return res;
+  };
+
+  /**
+   * The handler's answer to a request with a body, or a 408 when the body
+   * is not read to its end by `deadline` and the handler has not answered
+   * yet (see the module documentation). A body the handler left unread
+   * when it answered keeps its deadline: Deno's engine reads (and drops)
+   * it before the next request, at the client's pace, so the connection
+   * is closed at the deadline unless a later request has begun by then.
+   */
+  const answerInTime = (
+    t: Tracked,
+    req: Request,
+    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+    deadline: number,
+  ): Promise<Response> =>
+    new Promise<Response>((resolve, reject) => {
+      let answered = false;
+      let timedOut = false;
+      /** `t.started` when the answer was sent, if it was. */
+      let startedWhenSent: number | undefined;
+      const names: RequestNames = { remote: t.remote, method: req.method, url: req.url };
+      const watch = watchBody(req, deadline, (err) => {
+        if (!answered) {
+          timedOut = true;
+          resolve(timeoutAnswer(t, req, info, names, err));
+        } else if (
+          startedWhenSent === undefined || (startedWhenSent === t.started && t.inFlight === 0)
+        ) {
+          const fields = timeoutFields(names, err);
+          log("info", "request body not received in time: connection closed", fields);
+          closeNow(t);
+        }
+      });
+      t.reads.add(watch);
+      const sent = () => {
+        if (watch.done) t.reads.delete(watch);
+        else startedWhenSent = t.started;
+      };
+      info.completed.then(sent, sent);
+      let result: Response | Promise<Response>;
+      try {
+        result = handler(req, info);
+      } catch (err) {
+        reject(err);
+        return;
+      }
+      Promise.resolve(result).then((res) => {
+        if (timedOut) {
+          res.body?.cancel().catch(noop); // nobody will read it
+          return;
+        }
+        answered = true;
+        resolve(res);
+      }, reject); // after a 408, a no-op
+    });
+
   const serveTracked = (conn: Deno.TcpConn | Deno.TlsConn, t: Tracked) => {
     const done = () => {
       t.inFlight--;
       t.since = performance.now();
     };
     const wrapped: ConnectionHandler = (req, info) => {
+      // the first request's time runs from the accept; a later head's start cannot be seen
+      const started = t.served ? performance.now() : t.accepted;
       t.inFlight++;
+      t.started++;
       t.served = true;
       info.completed.then(done, done);
-      return handler(req, info);
+      if (!mayHaveBody(req)) return handler(req, info);
+      return answerInTime(t, req, info, started + requestTimeoutMs);
     };
     let running: { finished: Promise<void> };
     try {
@@ -230,6 +396,7 @@ export function serveBounded(
     }
     live++;
     const end = () => {
+      clearTimeout(t.closeTimer);
       open.delete(t);
       if (--live === 0) allEnded?.();
     };
@@ -366,6 +533,35 @@ async function handshakeWithin(
   }
 }
 
+/** Expires the body reads whose deadline has passed; forgets those read to their end. */
+function expireReads(reads: Set<BodyWatch>, now: number, timeoutMs: number): void {
+  for (const watch of reads) {
+    if (watch.done) {
+      reads.delete(watch);
+    } else if (now >= watch.deadline) {
+      reads.delete(watch);
+      watch.expire(new RequestTimeoutError(timeoutMs));
+    }
+  }
+}
+
+/** A request, as its timeout is logged; read when it begins (Deno forgets it once answered). */
+interface RequestNames {
+  remote: Deno.NetAddr;
+  method: string;
+  url: string;
+}
+
+/** The log fields of a request that timed out: no query string (it may hold a token). */
+function timeoutFields(names: RequestNames, err: RequestTimeoutError): Record<string, unknown> {
+  return {
+    remote: `${names.remote.hostname}:${names.remote.port}`,
+    method: names.method,
+    path: new URL(names.url).pathname,
+    timeout_ms: err.timeoutMs,
+  };
+}
+
 function closeListener(listener: HttpListener): void {
   try {
     listener.close();
@@ -446,7 +642,10 @@ function fallback(
 ): BoundedServer {
   const { hostname, port } = listener.addr;
   listener.close();
-  options.log("warn", "this Deno has no per-connection HTTP API: header timeouts are off");
+  options.log(
+    "warn",
+    "this Deno has no per-connection HTTP API: header and request timeouts are off",
+  );
   const server = Deno.serve({
     hostname,
     port,

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { trimTrailing } from "../ascii.ts";
 
 /** `grant_type` of the loopback (browser) flow. */
 export const CODE_GRANT = "authorization_code";
@@ -117,7 +118,7 @@ export function isPkceValue(value: unknown): value is string {
 export function base64url(bytes: Uint8Array): string {
   let text = "";
   for (const b of bytes) text += String.fromCharCode(b);
-  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return trimTrailing(btoa(text).replace(/\+/g, "-").replace(/\//g, "_"), "=");
 }
 
 /**

@@ -31,6 +31,7 @@ export type ServiceErrorCode =
   | "conflict"
   | "closure_unavailable"
   | "precondition_failed"
+  | "request_timeout"
   | "payload_too_large"
   | "invalid_manifest"
   | "rate_limit_exceeded"
@@ -114,6 +115,12 @@ export const ERROR_CODES: Readonly<Record<ServiceErrorCode, ErrorCodeInfo>> = {
   precondition_failed: {
     status: 412,
     meaning: "`If-Match` names a version that is no longer the head",
+    generic: true,
+  },
+  request_timeout: {
+    status: 408,
+    meaning: "the request (head and body) did not arrive within the server's request timeout; " +
+      "the connection is closed",
     generic: true,
   },
   payload_too_large: { status: 413, meaning: "body over the limit", generic: true },

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { asciiLower, asciiTrim, isPrintableAscii } from "../ascii.ts";
 
 /** OpenID Connect sign-in through one issuer. */
 export interface OidcLoginPolicy {
@@ -77,8 +78,9 @@ export interface LoginPolicyRecord {
 }
 
 /**
- * The domain of an email address, lower case (the part after the last `@`),
- * or null when the text has no `@` with something on both sides.
+ * The domain of an email address with its ASCII letters lower-cased (the
+ * part after the last `@`), or null when the text has no `@` with something
+ * on both sides. Only ASCII is folded: `\u212Aacme.com` is not `kacme.com`.
  *
  * @param email the address
  * @returns its domain, or null
@@ -88,12 +90,37 @@ export interface LoginPolicyRecord {
  * import { emailDomain } from "./login_policy.ts";
  * if (emailDomain("Ana@Acme.COM") !== "acme.com") throw new Error();
  * if (emailDomain("nobody") !== null) throw new Error();
+ * if (emailDomain("eve@\u212Aacme.com") === "kacme.com") throw new Error("a look-alike domain");
  * ```
  */
 export function emailDomain(email: string): string | null {
   const at = email.lastIndexOf("@");
   if (at <= 0 || at === email.length - 1) return null;
-  return email.slice(at + 1).toLowerCase();
+  return asciiLower(email.slice(at + 1));
+}
+
+/**
+ * Whether a text is a plain email address: printable ASCII without spaces,
+ * exactly one `@`, text on both sides. cfgtool signs people in only with
+ * such addresses, so that two spellings of one address (Unicode look-alikes
+ * such as the Kelvin sign for `k`) can never name two people or one.
+ *
+ * @param email the address, trimmed
+ * @returns whether it is a plain address
+ *
+ * @example
+ * ```ts
+ * import { isPlainEmail } from "./login_policy.ts";
+ * if (!isPlainEmail("kate@acme.test")) throw new Error();
+ * if (isPlainEmail("\u212Aate@acme.test") || isPlainEmail("a@b@c") || isPlainEmail("@acme.test")) {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export function isPlainEmail(email: string): boolean {
+  const at = email.indexOf("@");
+  return at > 0 && at < email.length - 1 && email.indexOf("@", at + 1) === -1 &&
+    isPrintableAscii(email);
 }
 
 /**
@@ -117,4 +144,25 @@ export function emailInDomains(email: string, domains: readonly string[] | undef
   if (domains === undefined) return true;
   const domain = emailDomain(email);
   return domain !== null && domains.includes(domain);
+}
+
+/**
+ * An email as users are keyed by it: ASCII whitespace around it removed and
+ * ASCII letters lower-cased. Only ASCII: full Unicode case mapping would
+ * make distinct addresses one user (the Kelvin sign `\u212A` lower-cases to
+ * `k`), and Unicode trimming would drop characters an identity provider
+ * kept.
+ *
+ * @param email the address as given
+ * @returns the key form
+ *
+ * @example
+ * ```ts
+ * import { normalEmail } from "./login_policy.ts";
+ * if (normalEmail(" Ana@ACME.com\n") !== "ana@acme.com") throw new Error();
+ * if (normalEmail("\u212Aate@acme.com") === "kate@acme.com") throw new Error("not one user");
+ * ```
+ */
+export function normalEmail(email: string): string {
+  return asciiLower(asciiTrim(email));
 }

@@ -65,7 +65,7 @@ export interface RuntimeOptions {
 export class Runtime {
   /** The process's one watcher of namespace heads. */
   readonly heads: HeadWatcher;
-  /** Ends long-lived streams whose credential was revoked or expired. */
+  /** Ends long-lived streams whose credential was revoked or expired, or that may no longer read. */
   readonly guard: StreamGuard;
   /** Large uploads, stored versions and archives are handled there. */
   readonly workers: ManifestWorkers;
@@ -94,8 +94,13 @@ export class Runtime {
     const { kv, settings, log } = options;
     this.shutdown = this.#stop.signal;
     this.heads = new HeadWatcher(kv, { pollIntervalMs: settings.headPollMs });
-    this.guard = new StreamGuard(kv, { intervalMs: settings.streamAuthCheckMs });
     this.credentials = new CredentialCache(kv, { pollMs: settings.credentialPollMs });
+    // streams are re-authorised before each delivery, under the cache's generation
+    this.guard = new StreamGuard(kv, {
+      intervalMs: settings.streamAuthCheckMs,
+      credentials: this.credentials,
+      log,
+    });
     // a credential changed anywhere: this process's streams check theirs at once
     this.credentials.onChange(() => void this.guard.recheck());
     void this.credentials.start();
@@ -117,6 +122,7 @@ export class Runtime {
       workers: this.workers,
       closures: this.closures,
       shutdown: this.shutdown,
+      access: this.guard,
       ...(options.now ? { now: options.now } : {}),
     });
     this.origins = new ClientOriginIndex(kv);

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { trimTrailing } from "../ascii.ts";
 import { createApp } from "../http/app.ts";
 import type { MailSettings } from "../http/deps.ts";
 import { createLogger, type Logger } from "../log.ts";
@@ -99,7 +100,7 @@ export function createServer(options: ServerOptions): FlagServer {
     log,
     settings,
     runtime,
-    ...(options.publicUrl ? { publicUrl: options.publicUrl.replace(/\/+$/, "") } : {}),
+    ...(options.publicUrl ? { publicUrl: trimTrailing(options.publicUrl, "/") } : {}),
     ...(options.mail ? { mail: options.mail } : {}),
   });
   const retention = startRetention(kv, {

@@ -18,6 +18,7 @@ import { openTokenKey } from "../auth/hmac_key.ts";
 import { DESCRIPTOR_RESERVE, resolveSettings, type ServiceSettings } from "../settings.ts";
 import { type ConnectionLimits, type HttpListener, serveBounded } from "../net/bounded_server.ts";
 import { raiseDescriptorLimit } from "../net/fd_limit.ts";
+import { errorResponse } from "../http/errors.ts";
 import { createServer, type FlagServer } from "./create.ts";
 import { listenTls, readableByOthers, readTlsPair, type TlsPair } from "./tls.ts";
 import { certificateFields, type TlsReloader, watchTlsReloads } from "./tls_reload.ts";
@@ -157,6 +158,8 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
     limits,
     log,
     signal: stop.signal,
+    // the service's own error envelope (a fresh request id: the handler never answered)
+    requestTimeoutResponse: (err) => errorResponse(err, crypto.randomUUID(), log),
     ...(pair ? { tls: { cert: pair.cert, key: pair.key } } : {}),
   });
   const addr = { hostname: listener.addr.hostname, port: listener.addr.port };
@@ -315,6 +318,7 @@ function connectionLimits(settings: ServiceSettings, softLimit: number | null): 
   return {
     headerTimeoutMs: settings.headerTimeoutMs,
     keepAliveTimeoutMs: settings.keepAliveTimeoutMs,
+    requestTimeoutMs: settings.requestTimeoutMs,
     maxConnections: settings.maxConnections > 0 ? settings.maxConnections : auto,
   };
 }

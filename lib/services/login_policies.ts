@@ -1,21 +1,32 @@
 /**
- * A tenant's login policy: reading and setting it. Both need
+ * A tenant's login policy: reading and setting it. Reading needs
  * `tenant.login` (superadmin, or a tenant admin, human or token); setting
- * validates the whole policy (lib/auth/login_policy.ts) and writes it with
- * its `tenant.login_policy_changed` audit entry in one commit.
+ * needs `tenant.login.set` (superadmin, or a human tenant admin), validates
+ * the whole policy (lib/auth/login_policy.ts) and writes it with its
+ * `tenant.login_policy_changed` audit entry (naming the fields that
+ * changed) in one commit.
  *
- * An OIDC policy's `issuer`, `client_id` and `client_secret_ref` are set
- * or changed only by a superadmin: the reference makes the server read a
- * secret from its own environment or disk and send it to the issuer, so a
- * tenant admin who could choose both could make the server send any of
- * its files or variables to a site of their choosing. Tenant admins may
- * change everything else (admitted domains, groups) and may switch their
- * tenant to email sign-in. Likewise a SAML policy's identity provider
- * (`idp_metadata_xml`, `idp_metadata_url`) and which attribute is the email
- * (`email_attribute`) are the superadmin's: whoever names them decides
- * which emails its assertions may claim (user records are keyed by email
- * across tenants), and a URL makes the server fetch from a place of the
- * setter's choosing.
+ * Who may change what, with escalation in mind (a principal must not be
+ * able to grant rights it does not hold, directly or through a policy):
+ *
+ * | part | who may change it |
+ * |---|---|
+ * | the identity provider: OIDC `issuer`, `client_id`, `client_secret_ref`; SAML `idp_metadata_xml`, `idp_metadata_url`, `email_attribute` | superadmin |
+ * | admission: the method, `allowed_email_domains` / `domains` | superadmin; human tenant admin |
+ * | admin mapping: `admin_groups`, `groups_claim`, `groups_attribute` | superadmin; human tenant admin |
+ * | anything, by a service token other than superadmin | nobody |
+ *
+ * The identity provider is the superadmin's: an OIDC secret reference makes
+ * the server read a secret from its own environment or disk and send it to
+ * the issuer, so a tenant admin who could choose both could make the server
+ * send any of its files or variables to a site of their choosing; and
+ * whoever names a SAML provider or its email attribute decides which
+ * emails its assertions may claim (user records are keyed by email across
+ * tenants), and a URL makes the server fetch from a place of the setter's
+ * choosing. Admission and the admin mapping decide who reads the tenant and
+ * who is its admin: a human tenant admin holds those rights and may pass
+ * them on; a tenant-admin token does not (it may not mint a tenant-admin
+ * token or add a tenant admin), so it may not change them either.
  *
  * @module
  */
@@ -24,15 +35,16 @@ import { parseLoginPolicy } from "../auth/login_policy.ts";
 import { authorize } from "../auth/permissions.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";
-import type { LoginPolicyRecord } from "../protocol/login_policy.ts";
+import type { LoginPolicy, LoginPolicyRecord } from "../protocol/login_policy.ts";
 import { eventAuditEntry } from "../store/audit.ts";
 import { findLoginPolicy, putLoginPolicy } from "../store/login_policies.ts";
 import { getTenant } from "../store/tenants.ts";
 import { withSpan } from "../telemetry/spans.ts";
 import { clockOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
+import { isSuperadmin } from "./tenants.ts";
 
 /**
- * Sets a tenant's login policy: 403 without `tenant.login`, 404 for an
+ * Sets a tenant's login policy: 403 without `tenant.login.set`, 404 for an
  * unknown tenant, 400 for a bad policy (read only once authorised).
  *
  * @param deps store, runtime, clock
@@ -71,7 +83,7 @@ export function setLoginPolicy(
   ctx: RequestContext,
 ): Promise<LoginPolicyRecord> {
   return withSpan("cfgtool.service.set_login_policy", { "cfgtool.tenant": tenant }, async () => {
-    await authorize(deps.kv, principal, "tenant.login", { tenant });
+    await authorize(deps.kv, principal, "tenant.login.set", { tenant });
     await getTenant(deps.kv, tenant);
     const policy = parseLoginPolicy(await resolveInput(body));
     const now = clockOf(deps)();
@@ -112,9 +124,14 @@ export function setLoginPolicy(
       record,
       eventAuditEntry("tenant.login_policy_changed", actorOf(principal, ctx.requestId), now, {
         tenant_slug: tenant,
-        details: { method: policy.method, previous_method: previous?.policy.method ?? null },
+        details: {
+          method: policy.method,
+          previous_method: previous?.policy.method ?? null,
+          changed: changedFields(previous?.policy, policy),
+        },
       }),
     );
+    deps.runtime.credentials.changed(); // admin groups decide who is a tenant admin
     return record;
   });
 }
@@ -156,6 +173,28 @@ export function getLoginPolicy(
   });
 }
 
-function isSuperadmin(p: Principal): boolean {
-  return p.kind === "token" && p.token.type === "superadmin";
+/**
+ * The fields of a login policy that differ between two policies (every
+ * field of either when the method changed), sorted: what a
+ * `tenant.login_policy_changed` audit entry names.
+ *
+ * @param before the previous policy, if any
+ * @param after the new policy
+ * @returns the names of the fields that changed
+ *
+ * @example
+ * ```ts
+ * import { changedFields } from "./login_policies.ts";
+ * const before = { method: "email" as const, domains: ["acme.com"] };
+ * if (changedFields(before, { method: "email", domains: ["acme.com", "acme.org"] }).join() !== "domains") {
+ *   throw new Error();
+ * }
+ * if (changedFields(before, before).length !== 0) throw new Error();
+ * ```
+ */
+export function changedFields(before: LoginPolicy | undefined, after: LoginPolicy): string[] {
+  const a = (before ?? {}) as unknown as Record<string, unknown>;
+  const b = after as unknown as Record<string, unknown>;
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
 }

@@ -22,9 +22,9 @@ import {
   removeNamespaceAdmin as storeRemoveAdmin,
 } from "../store/namespaces.ts";
 import { getTenant } from "../store/tenants.ts";
-import { getUser } from "../store/users.ts";
 import { withSpan } from "../telemetry/spans.ts";
 import { clockOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
+import { personOfTenant } from "./tenants.ts";
 
 /** What {@linkcode createNamespace} creates. */
 export interface NamespaceInput {
@@ -158,9 +158,11 @@ export function deleteNamespace(
 /**
  * Makes a user an admin of a namespace: needs `namespace.admins` (403),
  * the namespace (404 `namespace_not_found`) and, once the input is read,
- * the user (a user id or an email; 404 `user_not_found`); audited as
- * `admin.added`. Adding an admin again changes nothing and returns the
- * first membership.
+ * the user (a user id or an email) as `personOfTenant`
+ * (lib/services/tenants.ts) finds them among the tenant's people (404
+ * `user_not_found`, the same for an address with no account and for one
+ * whose account is another tenant's); audited as `admin.added`. Adding an
+ * admin again changes nothing and returns the first membership.
  *
  * @param deps store, runtime, clock
  * @param principal the caller
@@ -207,7 +209,8 @@ export function addNamespaceAdmin(
   return withSpan("cfgtool.service.add_namespace_admin", attributes, async () => {
     await authorize(deps.kv, principal, "namespace.admins", { tenant, namespace });
     await getNamespace(deps.kv, tenant, namespace);
-    const record = await getUser(deps.kv, await resolveInput(user));
+    const owner = await getTenant(deps.kv, tenant);
+    const record = await personOfTenant(deps, principal, owner, await resolveInput(user));
     return await storeAddAdmin(deps.kv, {
       tenant,
       namespace,

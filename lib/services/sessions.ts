@@ -2,14 +2,15 @@
  * People's sessions: a signed-in person lists and ends their own (a
  * session signed in to some tenants sees only the person's sessions of
  * those tenants); an admin ends another user's sessions of the tenants
- * the admin administers (a superadmin: every session). Every end is
- * audited as `session.revoked` and takes effect at once.
+ * the admin administers (a superadmin: every session). A session or user
+ * the caller may not act on answers exactly as one that does not exist.
+ * Every end is audited as `session.revoked` and takes effect at once.
  *
  * @module
  */
 import type { AuthDeps, RequestContext } from "../auth/deps.ts";
 import { can } from "../auth/permissions.ts";
-import { actorOf, type Principal } from "../auth/principal.ts";
+import { actorOf, type Principal, type SessionPrincipal } from "../auth/principal.ts";
 import {
   endSession,
   type PublicSession,
@@ -18,10 +19,14 @@ import {
   type SessionRecord,
 } from "../auth/sessions.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";
+import type { AuditActor } from "../store/audit.ts";
 import { membershipsOfUser } from "../store/membership.ts";
 import { findSessionRecord, sessionsOfUser } from "../store/sessions.ts";
-import { getUser } from "../store/users.ts";
+import { tenantsAdministeredBy } from "../store/tenants.ts";
+import { findUser } from "../store/users.ts";
+import { normalEmail } from "../protocol/login_policy.ts";
 import { withSpan } from "../telemetry/spans.ts";
+import { isSuperadmin, NO_USER_ID } from "./tenants.ts";
 
 /** A session as its owner sees it: `current` marks the one making the request. */
 export type ListedSession = PublicSession & { current: boolean };
@@ -118,8 +123,17 @@ export function revokeSessionAs(
 }
 
 /**
- * Ends every session of a user (by id or email): 403 unless the caller may
- * manage the user, 404 `user_not_found` for an unknown user.
+ * Ends every session of a user (by id or email) that the caller may end,
+ * and returns their ids. Whoever asks about someone else must manage some
+ * tenant's people (a tenant admin, human or token; a superadmin): anyone
+ * else gets 403 before the user is looked up, with a message that names
+ * no one. A tenant admin ends the user's sessions admitted to the tenants
+ * they administer; a superadmin all of them. 404 `user_not_found` for an
+ * unknown user and, with the same message, for a user who is none of the
+ * caller's people (no session the caller may end, on no admin list of a
+ * tenant the caller administers), so the answer tells nothing about
+ * accounts of other tenants. People end their own sessions (those sharing
+ * a tenant with the calling session) without any role.
  *
  * @param deps store, key, clock, credential cache
  * @param principal the caller
@@ -143,6 +157,10 @@ export function revokeSessionAs(
  * await createSession(kv, key, { user: user.id });
  * const ended = await revokeUserSessions({ kv, key }, admin, "a@b.c", { requestId: "r1" });
  * if (ended.length !== 1) throw new Error();
+ * let code = "";
+ * try { await revokeUserSessions({ kv, key }, admin, "nobody@b.c", { requestId: "r2" }); }
+ * catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "user_not_found") throw new Error(code);
  * kv.close();
  * ```
  */
@@ -153,27 +171,78 @@ export function revokeUserSessions(
   ctx: RequestContext,
 ): Promise<string[]> {
   return withSpan("cfgtool.service.revoke_user_sessions", {}, async () => {
-    const target = await getUser(deps.kv, user);
-    const self = principal.kind === "session" && principal.user_id === target.id;
-    const sessions: SessionRecord[] = [];
-    for (const s of await sessionsOfUser(deps.kv, target.id)) {
-      if (self ? sameSource(principal, s) : await mayEnd(deps.kv, principal, s)) sessions.push(s);
-    }
-    if (!self && sessions.length === 0 && !await mayManageUser(deps.kv, principal, target.id)) {
-      throw new ForbiddenError(`Not allowed to end the sessions of ${target.email}`);
-    }
-    const ended: string[] = [];
     const actor = actorOf(principal, ctx.requestId);
-    for (const s of sessions) {
-      try {
-        await endSession(deps, s.id, actor, "user_revoked");
-        ended.push(s.id);
-      } catch (err) {
-        if (!(err instanceof NotFoundError)) throw err; // ended meanwhile
-      }
+    if (principal.kind === "session" && await namesSelf(deps.kv, principal, user)) {
+      const own = await sessionsOfUser(deps.kv, principal.user_id);
+      return await endAll(deps, own.filter((s) => sameSource(principal, s)), actor);
     }
-    return ended;
+    const scope = await tenantsManagedBy(deps.kv, principal);
+    if (scope !== null && scope.length === 0) {
+      throw new ForbiddenError(
+        "Only a superadmin or a tenant admin can end another person's sessions",
+      );
+    }
+    const target = await findUser(deps.kv, user);
+    // An unknown user is read as a placeholder: both paths read the same records.
+    const id = target?.id ?? NO_USER_ID;
+    const [sessions, memberships] = await Promise.all([
+      sessionsOfUser(deps.kv, id),
+      membershipsOfUser(deps.kv, id),
+    ]);
+    const inScope = (tenant: string) => scope === null || scope.includes(tenant);
+    const endable = sessions.filter((s) => scope === null || s.tenants.some(inScope));
+    const theirs = scope === null || endable.length > 0 ||
+      memberships.some((m) => inScope(m.tenant));
+    if (target === null || !theirs) {
+      throw new NotFoundError("user_not_found", `No user ${user} among the people you manage`);
+    }
+    return await endAll(deps, endable, actor);
   });
+}
+
+/** Whether `user` (an id or an email) names the calling person. */
+async function namesSelf(kv: Deno.Kv, p: SessionPrincipal, user: string): Promise<boolean> {
+  if (user === p.user_id) return true;
+  if (!user.includes("@")) return false;
+  return (await findUser(kv, p.user_id))?.email === normalEmail(user);
+}
+
+/**
+ * The tenants whose people a principal manages (`user.list`): null for a
+ * superadmin (every tenant); a `tenant-admin` token's own; for a person,
+ * the tenants of their sign-in where they are an admin, or, for a session
+ * made on the server host, the tenants on whose admin list they are.
+ */
+async function tenantsManagedBy(kv: Deno.Kv, p: Principal): Promise<string[] | null> {
+  if (isSuperadmin(p)) return null;
+  const candidates = p.kind === "token"
+    ? (p.token.tenant_slug === null ? [] : [p.token.tenant_slug])
+    : p.tenants.length > 0
+    ? p.tenants
+    : await tenantsAdministeredBy(kv, p.user_id);
+  const out: string[] = [];
+  for (const tenant of candidates) {
+    if (await can(kv, p, "user.list", { tenant })) out.push(tenant);
+  }
+  return out;
+}
+
+/** Ends sessions as `actor` (reason `user_revoked`); returns the ids ended (not those ended meanwhile). */
+async function endAll(
+  deps: AuthDeps,
+  sessions: SessionRecord[],
+  actor: AuditActor,
+): Promise<string[]> {
+  const ended: string[] = [];
+  for (const s of sessions) {
+    try {
+      await endSession(deps, s.id, actor, "user_revoked");
+      ended.push(s.id);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err; // ended meanwhile
+    }
+  }
+  return ended;
 }
 
 /**
@@ -186,22 +255,13 @@ function sameSource(p: Principal & { kind: "session" }, s: SessionRecord): boole
 
 /**
  * Whether a principal may end another person's session: a superadmin
- * token always; else an admin of a tenant the session was admitted to
+ * always; else an admin of a tenant the session was admitted to
  * (host-made sessions, admitted nowhere, only a superadmin ends).
  */
 async function mayEnd(kv: Deno.Kv, p: Principal, s: SessionRecord): Promise<boolean> {
-  if (p.kind === "token" && p.token.type === "superadmin") return true;
+  if (isSuperadmin(p)) return true;
   for (const tenant of s.tenants) {
     if (await can(kv, p, "user.list", { tenant })) return true;
-  }
-  return false;
-}
-
-/** Whether a principal administers a tenant the user is an admin in (ending nothing is then allowed). */
-async function mayManageUser(kv: Deno.Kv, p: Principal, userId: string): Promise<boolean> {
-  if (p.kind === "token" && p.token.type === "superadmin") return true;
-  for (const m of await membershipsOfUser(kv, userId)) {
-    if (await can(kv, p, "user.list", { tenant: m.tenant })) return true;
   }
   return false;
 }

@@ -12,16 +12,19 @@
 import type { RequestContext } from "../auth/deps.ts";
 import { authorize } from "../auth/permissions.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
+import { sessionLive } from "../auth/sessions.ts";
+import { NotFoundError } from "../errors.ts";
 import type { Membership } from "../store/membership.ts";
 import {
   addTenantAdmin as storeAddAdmin,
   createTenant as storeCreate,
   deleteTenant as storeDelete,
   getTenant,
+  isPersonOfTenant,
   removeTenantAdmin as storeRemoveAdmin,
   type TenantRecord,
 } from "../store/tenants.ts";
-import { getUser } from "../store/users.ts";
+import { findUser, type UserRecord } from "../store/users.ts";
 import { withSpan } from "../telemetry/spans.ts";
 import { clockOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
 
@@ -145,8 +148,10 @@ export function deleteTenant(
 /**
  * Makes a user an admin of a tenant: needs `tenant.admins` (403), the
  * tenant (404 `tenant_not_found`) and, once the input is read, the user (a
- * user id or an email; 404 `user_not_found`); audited as `admin.added`.
- * Adding an admin again changes nothing and returns the first membership.
+ * user id or an email) as {@linkcode personOfTenant} finds them (404
+ * `user_not_found`, the same for an address with no account and for one
+ * whose account is another tenant's); audited as `admin.added`. Adding an
+ * admin again changes nothing and returns the first membership.
  *
  * @param deps store, runtime, clock
  * @param principal the caller
@@ -187,8 +192,8 @@ export function addTenantAdmin(
 ): Promise<Membership> {
   return withSpan("cfgtool.service.add_tenant_admin", { "cfgtool.tenant": tenant }, async () => {
     await authorize(deps.kv, principal, "tenant.admins", { tenant });
-    await getTenant(deps.kv, tenant);
-    const record = await getUser(deps.kv, await resolveInput(user));
+    const owner = await getTenant(deps.kv, tenant);
+    const record = await personOfTenant(deps, principal, owner, await resolveInput(user));
     return await storeAddAdmin(deps.kv, {
       tenant,
       user_id: record.id,
@@ -249,4 +254,129 @@ export function removeTenantAdmin(
       now: clockOf(deps)(),
     });
   });
+}
+
+/**
+ * A user id that names no user (no ULID is all zeros): what a lookup reads
+ * in place of an unknown user ({@linkcode personOfTenant}, and ending a
+ * user's sessions in lib/services/sessions.ts), so that an unknown
+ * reference and another tenant's user take the same path.
+ */
+export const NO_USER_ID = "usr_00000000000000000000000000";
+
+/**
+ * Whether a principal is the installation's superadmin: a `superadmin`
+ * token, or an operator's console session.
+ *
+ * @param principal the caller
+ * @returns true for a superadmin
+ *
+ * @example
+ * ```ts
+ * import { isSuperadmin } from "./tenants.ts";
+ * const person = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "" };
+ * if (isSuperadmin(person) || !isSuperadmin({ ...person, superadmin: true })) throw new Error();
+ * ```
+ */
+export function isSuperadmin(principal: Principal): boolean {
+  return principal.kind === "token"
+    ? principal.token.type === "superadmin"
+    : principal.superadmin === true;
+}
+
+/**
+ * Whether a user is one of a tenant's people: on one of its admin lists
+ * (the tenant's or a namespace's), or signed in to it now (a session
+ * admitted to the tenant, still live, and made after the tenant was: a
+ * tenant deleted and made again does not count the old sign-ins). An
+ * account that only other tenants know is not.
+ *
+ * @param deps store and clock
+ * @param tenant the tenant's record
+ * @param userId the user
+ * @returns true for one of the tenant's people
+ *
+ * @example
+ * ```ts
+ * import { isTenantPerson } from "./tenants.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { createSession } from "../auth/sessions.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { createUser } from "../store/users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const acme = await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * const ana = await createUser(kv, { email: "ana@acme.test" });
+ * if (await isTenantPerson({ kv }, acme, ana.id)) throw new Error("not signed in yet");
+ * await createSession(kv, await randomTokenKey(), { user: ana.id, tenants: ["acme"] });
+ * if (!await isTenantPerson({ kv }, acme, ana.id)) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function isTenantPerson(
+  deps: Pick<ServiceDeps, "kv" | "now">,
+  tenant: TenantRecord,
+  userId: string,
+): Promise<boolean> {
+  const now = (deps.now?.() ?? new Date()).getTime();
+  return isPersonOfTenant(
+    deps.kv,
+    tenant.slug,
+    userId,
+    (s) => sessionLive(s, now) && s.created_at >= tenant.created_at,
+  );
+}
+
+/**
+ * The user a tenant's admin names by user id or email, when the caller
+ * may name them there: a superadmin (who sees every user) any user of the
+ * installation; anyone else one of the tenant's people
+ * ({@linkcode isTenantPerson}). Otherwise 404 `user_not_found`, with the
+ * same message for an address that has no account and for one whose
+ * account only other tenants know, after the same reads, so the answer
+ * says nothing about the rest of the installation.
+ *
+ * @param deps store and clock
+ * @param principal the caller (already authorised on the tenant)
+ * @param tenant the tenant's record
+ * @param ref a user id or an email
+ * @returns the user
+ *
+ * @example
+ * ```ts
+ * import { personOfTenant } from "./tenants.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { createUser } from "../store/users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const acme = await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * await createUser(kv, { email: "eve@other.test" });
+ * const admin = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: ["acme"], groups: [], since: "" };
+ * const codes: string[] = [];
+ * for (const ref of ["eve@other.test", "nobody@other.test"]) {
+ *   try { await personOfTenant({ kv }, admin, acme, ref); } catch (e) { codes.push((e as { code: string }).code); }
+ * }
+ * if (codes.join() !== "user_not_found,user_not_found") throw new Error(codes.join());
+ * const root = { ...admin, superadmin: true as const };
+ * if ((await personOfTenant({ kv }, root, acme, "eve@other.test")).email !== "eve@other.test") throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function personOfTenant(
+  deps: Pick<ServiceDeps, "kv" | "now">,
+  principal: Principal,
+  tenant: TenantRecord,
+  ref: string,
+): Promise<UserRecord> {
+  const user = await findUser(deps.kv, ref);
+  if (isSuperadmin(principal)) {
+    if (user === null) throw new NotFoundError("user_not_found", `No user ${ref}`);
+    return user;
+  }
+  const known = await isTenantPerson(deps, tenant, user?.id ?? NO_USER_ID);
+  if (user === null || !known) {
+    throw new NotFoundError(
+      "user_not_found",
+      `No user ${ref} among the people of ${tenant.slug}: ask them to sign in to ${tenant.slug}, then add them`,
+    );
+  }
+  return user;
 }

@@ -3,13 +3,15 @@
  * sign in (lib/protocol/login_policy.ts). Setting one writes its
  * `tenant.login_policy_changed` audit entry in the same commit, checked
  * against the tenant record, so a policy never outlives its tenant and no
- * change goes unrecorded.
+ * change goes unrecorded, and bumps the credential epoch in that commit (the
+ * policy's admin groups make people tenant admins).
  *
  * @module
  */
 import type { LoginPolicyRecord } from "../protocol/login_policy.ts";
 import { NotFoundError } from "../errors.ts";
 import { addAudit, type AuditEntry } from "./audit.ts";
+import { bumpCredentialEpoch } from "./credential_epoch.ts";
 import { loginPolicyKey, tenantKey } from "./keys.ts";
 
 export type { LoginPolicyRecord };
@@ -77,7 +79,11 @@ export async function putLoginPolicy(
     if (tenant.value === null) {
       throw new NotFoundError("tenant_not_found", `No tenant ${record.tenant_slug}`);
     }
-    const op = kv.atomic().check(tenant).set(loginPolicyKey(record.tenant_slug), record);
+    // The policy's admin groups decide who is a tenant admin: credential
+    // caches (and open streams' verdicts) are dropped, as for an admin list.
+    const op = bumpCredentialEpoch(
+      kv.atomic().check(tenant).set(loginPolicyKey(record.tenant_slug), record),
+    );
     if ((await addAudit(op, audit).commit()).ok) return;
   }
 }

@@ -1,7 +1,8 @@
 /**
- * Tenants: `["tenant", t]` records, their admin lists, and their
- * lifecycle. Deleting a tenant deletes its namespaces and revokes every
- * token bound to it. Each change commits with its audit entry
+ * Tenants: `["tenant", t]` records, their admin lists, who their people
+ * are ({@linkcode isPersonOfTenant}), and their lifecycle. Deleting a
+ * tenant deletes its namespaces and revokes every token bound to it. Each
+ * change commits with its audit entry
  * (`tenant.created`, `tenant.deleted`, `admin.added`, `admin.removed`);
  * outside a request the actor is the creator's id (lib/store/audit.ts,
  * `actorFromId`).
@@ -24,10 +25,12 @@ import {
   addMember,
   listMembers,
   type Membership,
+  membershipsOfUser,
   type RemovalAudit,
   removeMember,
 } from "./membership.ts";
 import { deleteNamespace, listNamespaces } from "./namespaces.ts";
+import { type SessionRecord, sessionsOfUser } from "./sessions.ts";
 import { assertSlug } from "./slug.ts";
 import { revokeBoundTokens } from "./tokens.ts";
 
@@ -425,4 +428,49 @@ export async function tenantsAdministeredBy(
     out.push(e.key[2] as string);
   }
   return out;
+}
+
+/**
+ * Whether a user is one of a tenant's people: on the tenant's admin list
+ * or on the admin list of one of its namespaces, or holding a session
+ * admitted to the tenant that `open` accepts (the caller decides which
+ * sessions still count). Nothing outside the tenant counts. The same
+ * records are read for an id that names no user, so a caller that asks
+ * about a placeholder id for an unknown user takes the same path as for a
+ * user of another tenant.
+ *
+ * @param kv the store
+ * @param tenant tenant slug
+ * @param userId the user (or a placeholder id)
+ * @param open which of the user's sessions admitted to the tenant count
+ * @returns true for one of the tenant's people
+ *
+ * @example
+ * ```ts
+ * import { addTenantAdmin, createTenant, isPersonOfTenant } from "./tenants.ts";
+ * import { createUser } from "./users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * await createTenant(kv, { slug: "other", created_by: "tok_1" });
+ * const ana = await createUser(kv, { email: "ana@acme.test" });
+ * await addTenantAdmin(kv, { tenant: "other", user_id: ana.id, added_by: "tok_1" });
+ * const any = () => true;
+ * if (await isPersonOfTenant(kv, "acme", ana.id, any)) throw new Error("an admin of other only");
+ * await addTenantAdmin(kv, { tenant: "acme", user_id: ana.id, added_by: "tok_1" });
+ * if (!await isPersonOfTenant(kv, "acme", ana.id, any)) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function isPersonOfTenant(
+  kv: Deno.Kv,
+  tenant: string,
+  userId: string,
+  open: (session: SessionRecord) => boolean,
+): Promise<boolean> {
+  const [memberships, sessions] = await Promise.all([
+    membershipsOfUser(kv, userId),
+    sessionsOfUser(kv, userId),
+  ]);
+  return memberships.some((m) => m.tenant === tenant) ||
+    sessions.some((s) => s.tenants.includes(tenant) && open(s));
 }

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { normalEmail } from "../protocol/login_policy.ts";
 import { bumpCredentialEpoch } from "./credential_epoch.ts";
 import { ConflictError, InvalidRequestError, NotFoundError } from "../errors.ts";
 import {
@@ -320,25 +321,4 @@ async function deleteInBatches(kv: Deno.Kv, keys: Deno.KvKey[]): Promise<void> {
     for (const k of keys.slice(i, i + BATCH)) op = op.delete(k);
     await op.commit();
   }
-}
-
-/**
- * An email as users are keyed by it: ASCII whitespace around it removed and
- * ASCII letters lower-cased. Only ASCII: full Unicode case mapping would
- * make distinct addresses one user (the Kelvin sign `\u212A` lower-cases to
- * `k`), and Unicode trimming would drop characters an identity provider
- * kept.
- *
- * @param email the address as given
- * @returns the key form
- *
- * @example
- * ```ts
- * import { normalEmail } from "./users.ts";
- * if (normalEmail(" Ana@ACME.com\n") !== "ana@acme.com") throw new Error();
- * if (normalEmail("\u212Aate@acme.com") === "kate@acme.com") throw new Error("not one user");
- * ```
- */
-export function normalEmail(email: string): string {
-  return email.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, "").replace(/[A-Z]+/g, (s) => s.toLowerCase());
 }

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { trimTrailing } from "../ascii.ts";
 
 /** Records kept at most; the oldest beyond this are removed when one is saved. */
 export const MAX_RECORDS = 256;
@@ -43,7 +44,7 @@ export function defaultVerdictDir(
     ? `${home}/.cache`
     : undefined;
   if (base === undefined) return undefined;
-  const dir = `${base.replace(/\/+$/, "")}/${SUBDIR}`;
+  const dir = `${trimTrailing(base, "/")}/${SUBDIR}`;
   return granted({ name: "read", path: dir }) && granted({ name: "write", path: dir })
     ? dir
     : undefined;

@@ -202,3 +202,37 @@ Deno.test("digest() computes a credential's HMAC once per process, and each cred
   assertEquals(other, await hmacHex(w.key, `${w.boot.secret}x`));
   assertEquals(computed, 2);
 });
+
+Deno.test("generation stays while nothing changes, and moves with the epoch, changed() and sync()", async () => {
+  let now = 0;
+  using w = await world({ pollMs: 60_000, staleAfterMs: 1000, now: () => now });
+  const g0 = w.cache.generation;
+  assert(g0 !== null, "a started cache knows its generation");
+  await w.cache.find(w.digest);
+  assertEquals(w.cache.generation, g0, "reading records changes nothing");
+  assertEquals(await w.cache.sync(), g0, "an unmoved epoch keeps the generation");
+  await revokeTokenRecord(w.kv, w.boot.token.id, system, new Date()); // bumps the epoch
+  assertEquals(w.cache.generation, g0, "the slow poll has not seen it yet");
+  const g1 = await w.cache.sync();
+  assert(g1 !== null && g1 !== g0, "sync() reads the epoch at once");
+  assertEquals((await w.cache.find(w.digest))?.value.status, "revoked", "and drops the records");
+  w.cache.changed();
+  assert(w.cache.generation !== g1, "a change through this process moves it");
+  now = 5000; // no poll for 5 s: the cache cannot tell any more
+  assertEquals(w.cache.generation, null);
+  assert(await w.cache.sync() !== null, "a successful read counts as a poll");
+  w.cache.close();
+  assertEquals(w.cache.generation, null);
+  assertEquals(await w.cache.sync(), null);
+});
+
+Deno.test("sync() tells the change listeners when it sees the epoch move", async () => {
+  using w = await world({ pollMs: 60_000 });
+  let told = 0;
+  w.cache.onChange(() => told++);
+  await w.cache.sync();
+  assertEquals(told, 0);
+  await bumpCredentialEpoch(w.kv.atomic()).commit();
+  await w.cache.sync();
+  assertEquals(told, 1);
+});

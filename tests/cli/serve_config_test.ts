@@ -56,12 +56,14 @@ Deno.test("every visible flag of serve is a key of the file, and a flag added la
       "audit-retention",
       "head-poll-ms",
       "max-connections",
+      "request-timeout-ms",
       "client-rate-limit",
     ]
   ) assert(names.includes(key), key);
   assert(!names.includes("config") && !names.includes("worker-index") && !names.includes("help"));
   const kind = (key: string) => keys.find((k) => k.key === key)?.kind;
-  assertEquals([kind("port"), kind("head-poll-ms"), kind("workers")], [
+  assertEquals([kind("port"), kind("head-poll-ms"), kind("workers"), kind("request-timeout-ms")], [
+    "integer",
     "integer",
     "integer",
     "integer",

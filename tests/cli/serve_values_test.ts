@@ -50,6 +50,23 @@ Deno.test("tunables, audit retention, TLS paths, log level and metrics token are
   assertEquals(v.metricsToken, "s3cr3t-token");
 });
 
+Deno.test("the connection timeouts are tunables, the request timeout among them", () => {
+  const v = readServeValues(given({
+    headerTimeoutMs: "2000",
+    keepaliveTimeoutMs: "3000", // commander's name for --keepalive-timeout-ms
+    requestTimeoutMs: "4000",
+  }));
+  assertEquals(v.settings, {
+    headerTimeoutMs: 2000,
+    keepAliveTimeoutMs: 3000,
+    requestTimeoutMs: 4000,
+  });
+  assertEquals(
+    refusal({ requestTimeoutMs: "0" }, { requestTimeoutMs: "request-timeout-ms in cfgtool.toml" }),
+    'request-timeout-ms in cfgtool.toml must be a positive integer, not "0"',
+  );
+});
+
 Deno.test("a bad value is named as it was given: flag, key of the file, or variable", () => {
   assertEquals(
     refusal({ port: "99999" }),

@@ -612,5 +612,24 @@ Deno.test("SAML refuses every response it must not trust, with no user and no se
       const request = await startedRequest(site, web);
       await refuseAtAcs(site, web, null, request.relayState, { status: 400, reason: "assertion" });
     });
+
+    await t.step(
+      "a 256 KiB response of `<a` without any `>` is refused: assertion, /healthz answering beside it",
+      async () => {
+        // Before the shape pre-scan was a forward scan, this one post held the
+        // event loop for about 16 s (a regex looked for `>` from every `<`).
+        const web = browser();
+        const request = await startedRequest(site, web);
+        const hostile = btoa("<a".repeat(128 * 1024));
+        const was = await before(site);
+        const [res, health] = await Promise.all([
+          postToAcs(site, web, hostile, request.relayState),
+          fetch(`${site.inst.url}/healthz`),
+        ]);
+        assertEquals(health.status, 200);
+        await health.body?.cancel();
+        await assertRefused(site, web, res, was, { status: 403, reason: "assertion" });
+      },
+    );
   });
 });

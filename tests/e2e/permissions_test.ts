@@ -162,11 +162,25 @@ Deno.test("e2e permissions: bindings, token types and human roles", async (t) =>
       "tenant-admin token: namespace lifecycle and namespace admins, not tenant admins",
       async () => {
         await createNamespace(inst, "acme", "scratch", acmeTenant.secret);
+        await createNamespace(inst, "acme", "scratch-2", acmeTenant.secret);
+        // A user made on the server host is none of acme's people until a
+        // superadmin gives them a role there: to the token, the same as no user.
+        for (const user_id of [h.bo.id, "usr_00000000000000000000000000"]) {
+          assertError(
+            await inst.api("POST", `${ns("acme", "scratch")}/admins`, acmeTenant.secret, {
+              user_id,
+            }),
+            404,
+            "user_not_found",
+          );
+        }
+        await addNamespaceAdmin(inst, "acme", "scratch-2", h.bo.id);
         await addNamespaceAdmin(inst, "acme", "scratch", h.bo.id, acmeTenant.secret);
         assertStatus(
           await inst.api("DELETE", `${ns("acme", "scratch")}/admins/${h.bo.id}`, acmeTenant.secret),
           200,
         );
+        assertStatus(await inst.api("DELETE", ns("acme", "scratch-2"), acmeTenant.secret), 200);
         // tenant-admin membership is for humans (docs/api.md), and tokens never join it
         assertError(
           await inst.api("POST", "/api/v1/tenants/acme/admins", acmeTenant.secret, {

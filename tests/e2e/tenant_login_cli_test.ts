@@ -99,21 +99,29 @@ Deno.test("cfgtool tenant login set|show against a real server", async (t) => {
     );
 
     await t.step(
-      "a tenant-admin token replaces it from a file, and both changes are audited",
+      "a human tenant admin replaces it from a file, and both changes are audited",
       async () => {
         const file = `${inst.dir}/acme-login.json`;
         await Deno.writeTextFile(
           file,
           '{"method": "email", "domains": ["acme.com", "acme.co.uk"]}',
         );
-        const r = await runCli(
+        // A tenant-admin token may read the policy but not change it.
+        const token = await runCli(
           ["tenant", "login", "set", "acme", "--from-file", file, "--json"],
           as(acmeAdmin.secret),
+        );
+        assertEquals(token.code, 1, token.stderr);
+        assertStringIncludes(token.stderr, "A tenant-admin token cannot change");
+        assertEquals((await policyOf("acme")).body.policy.method, "oidc");
+        const r = await runCli(
+          ["tenant", "login", "set", "acme", "--from-file", file, "--json"],
+          as(alice.session),
         );
         assertEquals(r.code, 0, r.stderr);
         const printed = JSON.parse(r.stdout);
         assertEquals(printed.policy, { method: "email", domains: ["acme.com", "acme.co.uk"] });
-        assertEquals(printed.updated_by, acmeAdmin.token.id);
+        assertEquals(printed.updated_by, alice.id);
         assertEquals((await policyOf("acme")).body.policy.method, "email");
         const audited = (await changes()).filter((e) => e.tenant_slug === "acme");
         assertEquals(
@@ -137,7 +145,7 @@ Deno.test("cfgtool tenant login set|show against a real server", async (t) => {
           as(alice.session),
         );
         assertEquals(human.code, 1, human.stderr);
-        assertStringIncludes(human.stderr, "read or change the tenant's login policy");
+        assertStringIncludes(human.stderr, "read the tenant's login policy");
         assertError(await policyOf("globex"), 404, "not_found");
       },
     );

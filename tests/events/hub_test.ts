@@ -3,13 +3,25 @@ import { EventHub, type OpenRequest } from "../../lib/events/hub.ts";
 import { ClosureMemo } from "../../lib/closure/memo.ts";
 import { HeadWatcher } from "../../lib/store/head_watcher.ts";
 import { DEFAULT_SETTINGS } from "../../lib/settings.ts";
-import { readSse, type SseClient } from "./sse_client.ts";
+import { readSse, type Received, type SseClient } from "./sse_client.ts";
+import { CredentialCache } from "../../lib/auth/credential_cache.ts";
+import { StreamGuard } from "../../lib/auth/stream_guard.ts";
+import { revokeTokenRecord } from "../../lib/store/tokens.ts";
 import { flagToml, NS_TOML, world } from "./world.ts";
 
-/** A hub of its own over a world's KV, on a clock the test sets. */
-async function hubWorld() {
+/**
+ * A hub of its own over a world's KV, on a clock the test sets. `guarded`:
+ * a stream guard (on a credential cache that polls once a minute) watches
+ * the streams `open` opens and re-authorises them before each delivery.
+ */
+async function hubWorld(options: { guarded?: boolean } = {}) {
   const w = await world();
   await w.push({ "namespace.toml": NS_TOML, "flags/a.toml": flagToml("A") });
+  const credentials = new CredentialCache(w.kv, { pollMs: 60_000 });
+  await credentials.start();
+  const guard = options.guarded
+    ? new StreamGuard(w.kv, { intervalMs: 60_000, credentials })
+    : undefined;
   const heads = new HeadWatcher(w.kv, { pollIntervalMs: 20 });
   const ac = new AbortController();
   let clock = Date.parse("2030-01-01T00:00:00.100Z");
@@ -21,12 +33,14 @@ async function hubWorld() {
     log: () => {},
     closures: new ClosureMemo(),
     shutdown: ac.signal,
+    ...(guard === undefined ? {} : { access: guard }),
     now: () => new Date(clock),
   });
   const clients: SseClient[] = [];
   return {
     w,
     hub,
+    guard,
     setClock: (ms: number) => (clock = ms),
     get clock() {
       return clock;
@@ -38,6 +52,12 @@ async function hubWorld() {
         tenant: "acme",
         origin: "http://cfg.test",
         namespaces: [{ slug: "web", flags: "*", hint: null }],
+        ...(guard === undefined ? {} : {
+          watch: (close: () => void) =>
+            guard.watch(principalId, close, [
+              { action: "manifest.read", target: { tenant: "acme", namespace: "web" } },
+            ]),
+        }),
       };
       const client = readSse(new Response(await hub.open(req)));
       clients.push(client);
@@ -46,6 +66,8 @@ async function hubWorld() {
     async close() {
       ac.abort();
       await Promise.all(clients.map((c) => c.ended));
+      guard?.close();
+      credentials.close();
       heads.close();
       await w.close();
     },
@@ -93,6 +115,47 @@ Deno.test("one push reaches every member of a group larger than a fan-out slice,
     }
     assertEquals(h.hub.stats.deltas, 1, "one delta for the whole group");
     assert(clients.every((c) => !c.done));
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a fan-out larger than a slice re-authorises once per credential, and only after a change", async () => {
+  const h = await hubWorld({ guarded: true });
+  const guard = h.guard!;
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const res = await h.w.request("POST", "/api/v1/tokens", h.w.admin, {
+        name: `reader-${i}`,
+        type: "namespace-read",
+        tenant_slug: "acme",
+        namespace_slug: "web",
+      });
+      ids.push(res.body.token.id);
+    }
+    const clients: SseClient[] = [];
+    for (let i = 0; i < 1100; i++) clients.push(await h.open(ids[i % 7]!));
+    for (const c of clients) await c.next((r) => r.kind === "event"); // first snapshots
+    assertEquals(guard.stats.verdicts, 7, "one verdict per credential for 1100 joins");
+    const system = { id: "test", principal_type: "system" as const, request_id: null };
+    await revokeTokenRecord(h.w.kv, ids[0]!, system, new Date()); // as another process would
+    const version = await h.w.push({ "namespace.toml": NS_TOML, "flags/a.toml": flagToml("A2") });
+    const isNew = (r: Received) => r.kind === "event" && r.id === `web:${version}`;
+    const revoked = clients.filter((_, i) => i % 7 === 0);
+    const kept = clients.filter((_, i) => i % 7 !== 0);
+    for (const c of kept) await c.next(isNew, 10_000);
+    await Promise.all(revoked.map((c) => c.ended));
+    assert(
+      revoked.every((c) => !c.received.some(isNew)),
+      "the revoked token's streams get nothing",
+    );
+    assertEquals(guard.stats.verdicts, 14, "the epoch moved: each credential's verdict once more");
+    const again = await h.w.push({ "namespace.toml": NS_TOML, "flags/a.toml": flagToml("A3") });
+    for (const c of kept) {
+      await c.next((r) => r.kind === "event" && r.id === `web:${again}`, 10_000);
+    }
+    assertEquals(guard.stats.verdicts, 14, "nothing changed: one comparison per subscriber");
   } finally {
     await h.close();
   }

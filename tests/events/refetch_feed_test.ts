@@ -83,3 +83,37 @@ Deno.test("RefetchFeeds writes to more streams than one slice over several turns
   assert(streams.every((s) => s.bytesWritten === "id: 2\n\n".length));
   for (const s of streams) s.close();
 });
+
+Deno.test("RefetchFeeds with an access check announces a head only to streams still allowed, and closes the others", async () => {
+  const f = fakeHeads();
+  const allowed = { allowed: true };
+  const refused = { allowed: true };
+  const calls: string[] = [];
+  const access = {
+    sync() {
+      calls.push("sync");
+      return Promise.resolve();
+    },
+    check(grants: readonly ({ allowed: boolean } | undefined)[]) {
+      calls.push(`check ${grants.length}`);
+      refused.allowed = false; // the verdict computed again: this token lost its right
+      return Promise.resolve();
+    },
+  };
+  const feeds = new RefetchFeeds(
+    f.heads,
+    (h) => new TextEncoder().encode(`id: ${h.version}\n\n`),
+    access,
+  );
+  const [a, b, unwatched] = [createSseStream(), createSseStream(), createSseStream()];
+  feeds.add(a, "acme", "web", "production", allowed);
+  feeds.add(b, "acme", "web", "production", refused);
+  feeds.add(unwatched, "acme", "web", "production");
+  f.change("acme/web", head(2, ["production"]));
+  for (let i = 0; i < 3; i++) await nextTurn();
+  assertEquals(calls, ["sync", "check 3"], "one epoch read and one check per head");
+  assert(b.closed, "a stream that may no longer evaluate there is closed");
+  assertEquals(await text(b), "", "and told nothing of the new head");
+  assertEquals(await text(a), "id: 2\n\n");
+  assertEquals(await text(unwatched), "id: 2\n\n");
+});

@@ -1,7 +1,8 @@
 /**
  * `PUT/GET /api/v1/tenants/{t}/login` (lib/services/login_policies.ts):
- * a superadmin or a tenant admin (human or token) sets and reads a
- * tenant's login policy, audited; everyone else is refused.
+ * a superadmin or a human tenant admin sets a tenant's login policy,
+ * audited; a tenant-admin token reads it but never changes it (admission
+ * and admin groups grant rights no token holds); everyone else is refused.
  */
 import { assertEquals } from "../assert.ts";
 import { listAudit } from "../../lib/store/audit.ts";
@@ -33,7 +34,7 @@ signInTest(
   },
 );
 
-signInTest("tenant admins set their own tenant's policy, nobody else does", async (w) => {
+signInTest("human tenant admins set their own tenant's policy, nobody else does", async (w) => {
   const mint = async (body: Record<string, unknown>) =>
     ((await w.json("POST", "/api/v1/tokens", { bearer: w.admin, body })).body.secret) as string;
   await w.json("POST", "/api/v1/tenants/acme/namespaces", {
@@ -56,8 +57,13 @@ signInTest("tenant admins set their own tenant's policy, nobody else does", asyn
   });
   const put = (bearer: string) =>
     w.json("PUT", "/api/v1/tenants/acme/login", { bearer, body: POLICY });
-  assertEquals((await put(tenantToken)).status, 200);
   assertEquals((await put(human.secret)).status, 200);
+  assertEquals((await put(tenantToken)).status, 403, "a token changes no login policy");
+  assertEquals(
+    (await w.json("GET", "/api/v1/tenants/acme/login", { bearer: tenantToken })).status,
+    200,
+    "but reads it",
+  );
   for (const refused of [writeToken, otherAdmin, member.secret]) {
     const res = await put(refused);
     assertEquals([res.status, res.body.code], [403, "forbidden"]);
@@ -91,34 +97,35 @@ signInTest("deleting a tenant removes its login policy", async (w) => {
 const OIDC = OIDC_POLICY;
 
 signInTest("only a superadmin points an OIDC policy at an issuer and a secret", async (w) => {
-  const tenantToken = (await w.json("POST", "/api/v1/tokens", {
+  const human = await w.person("boss@acme.test", "acme");
+  await w.json("POST", "/api/v1/tenants/acme/admins", {
     bearer: w.admin,
-    body: { type: "tenant-admin", name: "t", tenant_slug: "acme" },
-  })).body.secret as string;
+    body: { user_id: human.user_id },
+  });
   const put = (bearer: string, body: Record<string, unknown>) =>
     w.json("PUT", "/api/v1/tenants/acme/login", { bearer, body });
   // A tenant admin choosing issuer and secret file could make the server send the file anywhere.
-  const exfiltrate = await put(tenantToken, {
+  const exfiltrate = await put(human.secret, {
     ...OIDC,
     issuer: "https://attacker.test",
     client_secret_ref: "file:/etc/passwd",
   });
   assertEquals([exfiltrate.status, exfiltrate.body.code], [403, "forbidden"]);
   assertEquals((await put(w.admin, OIDC)).status, 200);
-  const groups = await put(tenantToken, { ...OIDC, admin_groups: ["flag-admins"] });
+  const groups = await put(human.secret, { ...OIDC, admin_groups: ["flag-admins"] });
   assertEquals(
     groups.status,
     200,
-    "the rest of a superadmin's OIDC policy is the tenant's to change",
+    "the rest of a superadmin's OIDC policy is the tenant admin's to change",
   );
   for (const field of ["issuer", "client_id", "client_secret_ref"]) {
-    const moved = await put(tenantToken, {
+    const moved = await put(human.secret, {
       ...OIDC,
       [field]: field === "issuer" ? "https://x.test" : "env:OTHER",
     });
     assertEquals(moved.status, 403, field);
   }
-  assertEquals((await put(tenantToken, POLICY)).status, 200, "switching to email sign-in is fine");
+  assertEquals((await put(human.secret, POLICY)).status, 200, "switching to email sign-in is fine");
 });
 
 const idpCert = await makeCertificate();
@@ -133,10 +140,6 @@ const SAML_XML = {
 signInTest(
   "only a superadmin names a SAML policy's identity provider; tenant admins change the rest",
   async (w) => {
-    const tenantToken = (await w.json("POST", "/api/v1/tokens", {
-      bearer: w.admin,
-      body: { type: "tenant-admin", name: "t", tenant_slug: "acme" },
-    })).body.secret as string;
     const human = await w.person("boss@acme.test", "acme");
     await w.json("POST", "/api/v1/tenants/acme/admins", {
       bearer: w.admin,
@@ -145,11 +148,9 @@ signInTest(
     const put = (bearer: string, body: Record<string, unknown>) =>
       w.json("PUT", "/api/v1/tenants/acme/login", { bearer, body });
     // Whoever names the identity provider decides which emails its assertions may claim.
-    for (const bearer of [tenantToken, human.secret]) {
-      for (const policy of [SAML_URL, SAML_XML]) {
-        const res = await put(bearer, policy);
-        assertEquals([res.status, res.body.code], [403, "forbidden"]);
-      }
+    for (const policy of [SAML_URL, SAML_XML]) {
+      const res = await put(human.secret, policy);
+      assertEquals([res.status, res.body.code], [403, "forbidden"]);
     }
     assertEquals(
       (await w.call("GET", "/api/v1/tenants/acme/login", { bearer: w.admin })).status,
@@ -158,20 +159,20 @@ signInTest(
     );
     const set = await put(w.admin, SAML_URL);
     assertEquals(set.status, 200);
-    const narrowed = await put(tenantToken, {
+    const narrowed = await put(human.secret, {
       ...SAML_URL,
       allowed_email_domains: ["acme.test"],
       admin_groups: ["flag-admins"],
       groups_attribute: "memberOf",
     });
-    assertEquals(narrowed.status, 200, "domains and groups are the tenant's to change");
+    assertEquals(narrowed.status, 200, "domains and groups are the tenant admin's to change");
     assertEquals(narrowed.body.policy, {
       ...SAML_URL,
       allowed_email_domains: ["acme.test"],
       groups_attribute: "memberOf",
       admin_groups: ["flag-admins"],
     });
-    const renamed = await put(tenantToken, {
+    const renamed = await put(human.secret, {
       ...(narrowed.body.policy as Record<string, unknown>),
       email_attribute: "mail",
     });
@@ -180,7 +181,7 @@ signInTest(
       [403, "forbidden"],
       "which attribute is the email is the superadmin's: it decides who a sign-in claims to be",
     );
-    const moved = await put(tenantToken, {
+    const moved = await put(human.secret, {
       ...SAML_URL,
       idp_metadata_url: "https://attacker.test/metadata",
     });
@@ -193,7 +194,7 @@ signInTest(
     const kept = await w.json("GET", "/api/v1/tenants/acme/login", { bearer: w.admin });
     assertEquals(kept.body.policy, narrowed.body.policy);
     assertEquals(
-      (await put(tenantToken, POLICY)).status,
+      (await put(human.secret, POLICY)).status,
       200,
       "switching to email sign-in is fine",
     );
@@ -210,16 +211,69 @@ signInTest(
     assertEquals(set.status, 200);
     const read = await w.json("GET", "/api/v1/tenants/acme/login", { bearer: w.admin });
     assertEquals(read.body.policy, SAML_XML);
-    const tenantToken = (await w.json("POST", "/api/v1/tokens", {
+    const human = await w.person("boss@acme.test", "acme");
+    await w.json("POST", "/api/v1/tenants/acme/admins", {
       bearer: w.admin,
-      body: { type: "tenant-admin", name: "t", tenant_slug: "acme" },
-    })).body.secret as string;
+      body: { user_id: human.user_id },
+    });
     const same = await w.json("PUT", "/api/v1/tenants/acme/login", {
-      bearer: tenantToken,
+      bearer: human.secret,
       body: { ...SAML_XML, allowed_email_domains: ["acme.test"] },
     });
     assertEquals(same.status, 200);
     const audit = await listAudit(w.kv, { tenant: "acme", type: "tenant.login_policy_changed" });
     assertEquals(audit.items.map((e) => e.details.method), ["saml", "saml"]);
+    assertEquals(audit.items[0]!.actor_id, human.user_id);
+    assertEquals(audit.items[0]!.details.changed, ["allowed_email_domains"]);
+  },
+);
+
+signInTest(
+  "a tenant-admin token cannot make anyone an admin through the login policy; nothing is written",
+  async (w) => {
+    // Before: the token set admin_groups to a group it controls at the
+    // provider, and every member of it signed in as a human tenant admin,
+    // who may mint tenant-admin tokens and add admins (which the token may not).
+    assertEquals(
+      (await w.json("PUT", "/api/v1/tenants/acme/login", {
+        bearer: w.admin,
+        body: OIDC,
+      })).status,
+      200,
+    );
+    const tenantToken = (await w.json("POST", "/api/v1/tokens", {
+      bearer: w.admin,
+      body: { type: "tenant-admin", name: "t", tenant_slug: "acme" },
+    })).body.secret as string;
+    const changes = async () =>
+      (await listAudit(w.kv, { tenant: "acme", type: "tenant.login_policy_changed" })).items.length;
+    const auditBefore = await changes();
+    const attempts: Record<string, unknown>[] = [
+      { ...OIDC, admin_groups: ["eve-crew"] },
+      { ...OIDC, groups_claim: "roles" },
+      { ...OIDC, allowed_email_domains: ["evil.test"] },
+      POLICY,
+      { method: "email", domains: ["evil.test"] },
+    ];
+    for (const body of attempts) {
+      const res = await w.json("PUT", "/api/v1/tenants/acme/login", { bearer: tenantToken, body });
+      assertEquals([res.status, res.body.code], [403, "forbidden"], JSON.stringify(body));
+      assertEquals(
+        String(res.body.message).includes("tenant-admin token cannot change"),
+        true,
+        String(res.body.message),
+      );
+    }
+    const kept = await w.json("GET", "/api/v1/tenants/acme/login", { bearer: w.admin });
+    assertEquals(kept.body.policy, OIDC, "the policy is unchanged");
+    assertEquals(await changes(), auditBefore, "no change audited");
+    // A member of the group the token wanted as admins stays a member: no
+    // tenant-admin token for them.
+    const eve = await w.person("eve@acme.test", "acme", ["eve-crew"]);
+    const mint = await w.json("POST", "/api/v1/tokens", {
+      bearer: eve.secret,
+      body: { type: "tenant-admin", name: "eve", tenant_slug: "acme" },
+    });
+    assertEquals(mint.status, 403);
   },
 );

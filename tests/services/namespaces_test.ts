@@ -9,6 +9,7 @@ import {
 import { findNamespace, isNamespaceAdmin } from "../../lib/store/namespaces.ts";
 import { getTokenRecord } from "../../lib/store/tokens.ts";
 import { createUser } from "../../lib/store/users.ts";
+import { createSession } from "../../lib/auth/sessions.ts";
 import { getHead } from "../../lib/store/versions.ts";
 import { serviceTest } from "./world.ts";
 
@@ -110,6 +111,8 @@ serviceTest("deleting a namespace that does not exist is 404 namespace_not_found
 serviceTest("a tenant-admin adds a namespace admin by email and removes them by id", async (w) => {
   const admin = await w.as({ type: "tenant-admin", name: "ta", tenant_slug: "acme" });
   const ana = await createUser(w.kv, { email: "ana@example.com" });
+  // Ana signed in to acme: one of its people, whom its admins may add.
+  await createSession(w.kv, w.key, { user: ana.id, tenants: ["acme"], login_method: "oidc" });
   const member = await addNamespaceAdmin(
     w.services,
     admin,

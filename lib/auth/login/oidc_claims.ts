@@ -1,6 +1,6 @@
 /**
  * From a checked ID token to a person the tenant admits: the email must be
- * there and verified by the identity provider (`email_verified` true) and,
+ * there, a plain ASCII address, and verified by the identity provider (`email_verified` true) and,
  * when the policy lists `allowed_email_domains`, in one of them; the groups
  * come from the policy's `groups_claim` (default `groups`); the assurance
  * from `amr` and `acr`. Anything else is a refused sign-in (`LoginError`
@@ -9,7 +9,7 @@
  * @module
  */
 import { LoginError } from "../../errors.ts";
-import { emailInDomains, type OidcLoginPolicy } from "../../protocol/login_policy.ts";
+import { emailInDomains, isPlainEmail, type OidcLoginPolicy } from "../../protocol/login_policy.ts";
 import type { VerifiedIdentity } from "./sign_in.ts";
 
 /**
@@ -73,6 +73,15 @@ export function identityFromClaims(
     throw new LoginError(
       "email_missing",
       "The identity provider did not share your email address, so cfgtool cannot sign you in",
+    );
+  }
+  if (!isPlainEmail(email)) {
+    // The same rule as every sign-in: a Unicode look-alike (`\u212Aate@…`
+    // for `kate@…`) must not pass for someone else, in lists or in mail.
+    throw new LoginError(
+      "email_missing",
+      "The identity provider sent an email address cfgtool cannot use (only plain ASCII " +
+        "addresses are accepted), so cfgtool cannot sign you in",
     );
   }
   if (!emailVerified(claims)) {

@@ -33,7 +33,13 @@
  */
 import { DOMParser } from "@xmldom/xmldom";
 import { LoginError } from "../../errors.ts";
-import { emailDomain, emailInDomains, type SamlLoginPolicy } from "../../protocol/login_policy.ts";
+import { asciiTrim } from "../../ascii.ts";
+import {
+  emailDomain,
+  emailInDomains,
+  isPlainEmail,
+  type SamlLoginPolicy,
+} from "../../protocol/login_policy.ts";
 import type { VerifiedIdentity } from "./sign_in.ts";
 
 /** The SAML 2.0 assertion namespace. */
@@ -48,19 +54,24 @@ const EMAIL_FORMATS = [
 /** DOM node type of a comment. */
 const COMMENT_NODE = 8;
 
-/** Parses XML strictly (null when it is not well-formed). */
+/** Thrown from the parser's error handler to stop at the first error. */
+class NotWellFormed extends Error {}
+
+/**
+ * Parses XML strictly (null when it is not well-formed). The parse stops at
+ * the first error: left to recover, the parser reports one error per stray
+ * `<` and takes seconds on a few hundred KiB of them.
+ */
 function parseXml(xml: string): Document | null {
-  let failed = false;
+  const stop = () => {
+    throw new NotWellFormed();
+  };
   const parser = new DOMParser({
-    errorHandler: {
-      warning: () => {},
-      error: () => (failed = true),
-      fatalError: () => (failed = true),
-    },
+    errorHandler: { warning: () => {}, error: stop, fatalError: stop },
   });
   try {
     const doc = parser.parseFromString(xml, "text/xml") as unknown as Document;
-    return failed || doc?.documentElement == null ? null : doc;
+    return doc?.documentElement == null ? null : doc;
   } catch {
     return null;
   }
@@ -90,27 +101,103 @@ export const RESPONSE_SHAPE_LIMITS = {
   /** Element nesting depth. */
   depth: 40,
   /** Elements. */
-  elements: 10_000,
+  elements: 3_000,
+  /** Attributes (counted as `=` signs inside tags), all elements together. */
+  attributes: 5_000,
+  /** Comments, processing instructions, CDATA sections and declarations (`<!…`, `<?…`). */
+  markup: 1_000,
 };
 
+/** Whether a UTF-16 code unit starts an element name (`A-Z`, `a-z`, `_`). */
+function startsName(code: number): boolean {
+  return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f;
+}
+
+/** Whether a UTF-16 code unit is XML whitespace. */
+function isXmlSpace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0d || code === 0x0a;
+}
+
 /**
- * Whether the text's shape is within {@linkcode RESPONSE_SHAPE_LIMITS},
- * by one linear scan of its tags (before any parser sees it).
+ * Namespace declarations (`xmlns="…"`, `xmlns:p="…"`) in the text of one
+ * tag, `xml.slice(from, to)`: each `xmlns` after whitespace, then an
+ * optional `:prefix`, optional whitespace and `=`. One pass: the search
+ * resumes where the previous candidate's scan ended.
  */
-function shapeWithinLimits(xml: string): boolean {
-  let namespaces = 0;
-  for (const _ of xml.matchAll(/\sxmlns(?::[^\s=]*)?\s*=/g)) {
-    if (++namespaces > RESPONSE_SHAPE_LIMITS.namespaces) return false;
+function namespaceDeclarations(xml: string, from: number, to: number): number {
+  let count = 0;
+  let i = from;
+  while (i < to) {
+    const at = xml.indexOf("xmlns", i);
+    if (at === -1 || at + 5 > to) break;
+    i = at + 5;
+    if (at === from || !isXmlSpace(xml.charCodeAt(at - 1))) continue;
+    if (xml.charCodeAt(i) === 0x3a /* : */) {
+      while (i < to && !isXmlSpace(xml.charCodeAt(i)) && xml.charCodeAt(i) !== 0x3d) i++;
+    }
+    while (i < to && isXmlSpace(xml.charCodeAt(i))) i++;
+    if (i < to && xml.charCodeAt(i) === 0x3d /* = */) count++;
   }
+  return count;
+}
+
+/** The `=` signs in `xml.slice(from, to)` (attributes of one tag, or more when values hold `=`). */
+function equalsSigns(xml: string, from: number, to: number): number {
+  let count = 0;
+  for (let i = xml.indexOf("=", from); i !== -1 && i < to; i = xml.indexOf("=", i + 1)) count++;
+  return count;
+}
+
+/**
+ * Whether the text's shape is within {@linkcode RESPONSE_SHAPE_LIMITS}, by
+ * one forward scan of its tags before any parser sees it: each `<` is
+ * matched with the next `>`, and the scan goes on after it, so every
+ * character is looked at a bounded number of times (a regular expression
+ * that looks for the `>` again from every `<` takes the square of the
+ * length on text with many `<` and no `>`).
+ *
+ * @param xml the decoded response
+ * @returns whether it is within the limits
+ *
+ * @example
+ * ```ts
+ * import { shapeWithinLimits } from "./saml_assertion.ts";
+ * if (!shapeWithinLimits('<r xmlns="urn:x"><a/><b>t</b></r>')) throw new Error();
+ * if (shapeWithinLimits("<a>".repeat(41))) throw new Error("41 levels");
+ * if (!shapeWithinLimits("<a".repeat(100_000))) throw new Error("no tag ever closes");
+ * if (shapeWithinLimits(`<a>${"<!---->".repeat(1001)}</a>`)) throw new Error("1,001 comments");
+ * ```
+ */
+export function shapeWithinLimits(xml: string): boolean {
+  let namespaces = 0;
   let depth = 0;
   let elements = 0;
-  for (const tag of xml.matchAll(/<(\/?)[A-Za-z_][^>]*?(\/?)>/g)) {
-    if (tag[1] === "/") {
-      depth--;
-    } else {
-      if (++elements > RESPONSE_SHAPE_LIMITS.elements) return false;
-      if (tag[2] !== "/" && ++depth > RESPONSE_SHAPE_LIMITS.depth) return false;
+  let attributes = 0;
+  let markup = 0;
+  let i = xml.indexOf("<");
+  while (i !== -1) {
+    const close = xml.indexOf(">", i + 1);
+    if (close === -1) break; // no tag completes after this point
+    const next = xml.charCodeAt(i + 1);
+    const closing = next === 0x2f; /* / */
+    if (next === 0x21 /* ! */ || next === 0x3f /* ? */) {
+      if (++markup > RESPONSE_SHAPE_LIMITS.markup) return false;
+    } else if (startsName(xml.charCodeAt(closing ? i + 2 : i + 1))) {
+      // A `<` inside the tag's text starts no tag of its own: the tag is `<…>`
+      // up to the first `>`, as a browser or parser would end it.
+      if (closing) {
+        depth--;
+      } else {
+        namespaces += namespaceDeclarations(xml, i + 1, close);
+        if (namespaces > RESPONSE_SHAPE_LIMITS.namespaces) return false;
+        attributes += equalsSigns(xml, i + 1, close);
+        if (attributes > RESPONSE_SHAPE_LIMITS.attributes) return false;
+        if (++elements > RESPONSE_SHAPE_LIMITS.elements) return false;
+        const selfClosing = xml.charCodeAt(close - 1) === 0x2f;
+        if (!selfClosing && ++depth > RESPONSE_SHAPE_LIMITS.depth) return false;
+      }
     }
+    i = xml.indexOf("<", close + 1);
   }
   return true;
 }
@@ -267,12 +354,6 @@ function attributeStrings(value: unknown): string[] {
   return values.filter((v): v is string => typeof v === "string" && v !== "");
 }
 
-/** Removes ASCII whitespace around a value (pretty-printed XML puts it there). */
-const asciiTrim = (s: string) => s.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, "");
-
-/** A plain address: printable ASCII without spaces, one `@` with text on both sides. */
-const PLAIN_EMAIL = /^[\x21-\x3f\x41-\x7e]+@[\x21-\x3f\x41-\x7e]+$/;
-
 /**
  * The person a verified assertion names, as `policy` admits them to
  * `tenant`: the email is the policy's `email_attribute` when it sets one,
@@ -312,7 +393,7 @@ export function identityFromProfile(
   ) {
     email = profile.nameID === undefined ? undefined : asciiTrim(profile.nameID);
   }
-  if (email !== undefined && email !== "" && !PLAIN_EMAIL.test(email)) {
+  if (email !== undefined && email !== "" && !isPlainEmail(email)) {
     // Non-ASCII or spaces: look-alikes (`\u212Aate@…` for `kate@…`) must not pass as someone else.
     throw new LoginError(
       "email_missing",

@@ -32,7 +32,7 @@
  */
 // @ts-types="./node_saml.d.ts"
 import { SAML, type SamlConfig } from "@node-saml/node-saml";
-import { base64urlnopad } from "base";
+import { base64, base64urlnopad } from "base";
 import { toHex } from "../../bytes.ts";
 import { LoginError } from "../../errors.ts";
 import type { SamlLoginPolicy } from "../../protocol/login_policy.ts";
@@ -243,7 +243,7 @@ export async function acceptSamlResponse(
   if (idp.entityId !== flow.idp_entity_id) throw policyChanged(flow.tenant);
   let xml: string;
   try {
-    const bytes = Uint8Array.from(atob(encoded.replace(/\s+/g, "")), (c) => c.charCodeAt(0));
+    const bytes = base64.decode(encoded.replace(/\s+/g, ""));
     if (bytes.length > SAML_RESPONSE_MAX_BYTES) throw new RangeError("response too large");
     xml = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch (err) {

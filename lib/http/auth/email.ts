@@ -31,7 +31,13 @@ import { countEmailStart, retryAfterSeconds } from "../../auth/login/email_limit
 import { createMailer, type Mailer, signInMessage } from "../../auth/login/mailer.ts";
 import { recordLoginFailure } from "../../auth/login/sign_in.ts";
 import { LoginError } from "../../errors.ts";
-import { emailInDomains, type EmailLoginPolicy } from "../../protocol/login_policy.ts";
+import { isPrintableAscii } from "../../ascii.ts";
+import {
+  emailInDomains,
+  type EmailLoginPolicy,
+  isPlainEmail,
+  normalEmail,
+} from "../../protocol/login_policy.ts";
 import { findLoginPolicy } from "../../store/login_policies.ts";
 import { authDeps } from "../authn.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
@@ -138,17 +144,22 @@ export function emailRoutes(deps: AppDeps): Hono<AppEnv> {
     if (policy?.method !== "email") {
       return await errorPage(404, `Tenant ${tenant} has no email sign-in`, c.get("requestId"));
     }
-    const typed = field(form, "email").trim();
-    if (!plausibleEmail(typed)) {
+    // The address is keyed, checked against the domains and mailed in one
+    // form only: ASCII-trimmed and ASCII-lower-cased, plain ASCII (a Unicode
+    // look-alike such as the Kelvin sign for `k` must not reach kate's account).
+    const email = normalEmail(field(form, "email"));
+    if (!plausibleEmail(email)) {
       return await addressPage(
         c,
         tenant,
         next,
-        "Enter an email address, like ana@example.com",
+        isPrintableAscii(email)
+          ? "Enter an email address, like ana@example.com"
+          : "Enter a plain ASCII email address, like ana@example.com: cfgtool does not " +
+            "accept addresses with other characters",
         400,
       );
     }
-    const email = typed.toLowerCase();
     const origin = signInOrigin(c.req.raw, deps.publicUrl); // before anything differs by address
     const { ip } = loginContext(c);
     const at = now();
@@ -178,7 +189,7 @@ export function emailRoutes(deps: AppDeps): Hono<AppEnv> {
           at,
         );
         const link = `${origin}/auth/email/verify?token=${token}`;
-        const message = signInMessage(typed, { tenant, link, code, minutes: minutes(ttlMs) });
+        const message = signInMessage(email, { tenant, link, code, minutes: minutes(ttlMs) });
         sendInBackground(deps, mailer, message, tenant);
       } else {
         deps.log("info", "email sign-in start: address over its limit, no mail sent", { tenant });
@@ -423,10 +434,10 @@ function field(form: Map<string, string>, name: string): string {
   return form.get(name) ?? "";
 }
 
-/** Something like an address: one `@`, no space, no angle brackets, a dot in the domain. */
+/** Something like an address: plain ASCII, one `@`, no space, no angle brackets, a dot in the domain. */
 function plausibleEmail(value: string): boolean {
-  return value.length <= MAX_EMAIL &&
-    /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:".]+$/.test(value);
+  return value.length <= MAX_EMAIL && isPlainEmail(value) &&
+    /^[^@<>()[\]\\,;:"]+@[^@<>()[\]\\,;:"]+\.[^@<>()[\]\\,;:".]+$/.test(value);
 }
 
 /** Whole minutes of a lifetime, at least 1, for the page and the mail. */

@@ -18,11 +18,16 @@ import { CfgtoolError, ForbiddenError, InvalidRequestError, NotFoundError } from
 import type { LoginPolicyRecord } from "../../protocol/login_policy.ts";
 import { getLoginPolicy } from "../../services/login_policies.ts";
 import { addNamespaceAdmin, removeNamespaceAdmin } from "../../services/namespaces.ts";
-import { addTenantAdmin, removeTenantAdmin } from "../../services/tenants.ts";
+import {
+  addTenantAdmin,
+  isSuperadmin,
+  isTenantPerson,
+  removeTenantAdmin,
+} from "../../services/tenants.ts";
 import type { Membership } from "../../store/membership.ts";
 import { tenantMemberIds } from "../../store/membership.ts";
 import { listNamespaceAdmins, listNamespaces } from "../../store/namespaces.ts";
-import { getTenant, listTenantAdmins } from "../../store/tenants.ts";
+import { findTenant, getTenant, listTenantAdmins } from "../../store/tenants.ts";
 import { authDeps } from "../authn.ts";
 import type { AppDeps } from "../deps.ts";
 import { SHAPES, userRefField } from "../params.ts";
@@ -130,9 +135,10 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
         });
     } catch (err) {
       if (!refusedChange(err)) throw err;
+      // The same words for an address with no account and for another tenant's person.
       const message = err.code === "user_not_found"
-        ? `Nobody has signed in as ${email} yet: people exist after their first sign-in. ` +
-          `Ask them to sign in to ${tenant} once, then add them.`
+        ? `Nobody has signed in as ${email} yet (to ${tenant}, with a session still open). ` +
+          `Ask them to sign in to ${tenant}, then add them.`
         : err.message;
       return await peoplePage(c, tenant, {
         refused: { namespace, email, message },
@@ -194,18 +200,33 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
       return undefined;
     }
     const ns = c.req.query("namespace");
+    const person = c.get("person");
     // The notice reports the viewer's own change: only someone who may make it sees it (the
     // query is anyone's to write, and must not turn a user id into an email).
     const mayChange = ns
-      ? await can(kv, c.get("person"), "namespace.admins", { tenant, namespace: ns })
-      : await can(kv, c.get("person"), "tenant.admins", { tenant });
+      ? await can(kv, person, "namespace.admins", { tenant, namespace: ns })
+      : await can(kv, person, "tenant.admins", { tenant });
     if (!mayChange) return undefined;
-    const email = await peopleNames(authDeps(deps), c.get("person")).label(user);
+    const email = await nameHere(person, tenant, user);
     const role = ns ? `an admin of namespace ${ns}` : `a tenant admin of ${tenant}`;
     return {
       kind: "info",
       text: done === "added" ? `${email} is ${role}.` : `${email} is no longer ${role}.`,
     };
+  }
+
+  /**
+   * An id as this tenant's pages name it: the email of one of the tenant's
+   * people (for a superadmin: of any user), else the id as given, so a page
+   * of this tenant never shows the email of another tenant's person.
+   */
+  async function nameHere(person: SessionPrincipal, tenant: string, id: string) {
+    if (!SHAPES.userId.pattern.test(id)) return id;
+    if (!isSuperadmin(person)) {
+      const record = await findTenant(kv, tenant);
+      if (record === null || !await isTenantPerson(deps, record, id)) return id;
+    }
+    return (await peopleNames(authDeps(deps), person).email(id)) ?? id;
   }
 
   async function loadModel(person: SessionPrincipal, tenant: string): Promise<PeopleModel> {
@@ -259,7 +280,7 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
       namespaces,
       members,
       policy,
-      policySetBy: (await names.email(setBy)) ?? setBy,
+      policySetBy: await nameHere(person, tenant, setBy),
     };
   }
 
@@ -563,7 +584,9 @@ function AddForm(
         <button type="submit">Add</button>
       </div>
       <p id={hint} class="small muted fill">
-        The person must have signed in to {tenant} once: people exist after their first sign-in.
+        The person must be signed in to {tenant}{" "}
+        when you add them (people exist after their first sign-in), or already be an admin of{" "}
+        {tenant} or of one of its namespaces.
       </p>
     </form>
   );

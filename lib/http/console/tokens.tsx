@@ -104,12 +104,22 @@ export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEn
     return { types, namespaces };
   }
 
-  /** The token of the path, read as the person (403 without `token.read`), in this tenant. */
+  /**
+   * The token of the path, read as the person, in this tenant. A person who
+   * may not read the tenant is refused (403) whatever the id, as the list
+   * is; a token of the tenant they may not read is 403 (`getToken`); an
+   * unknown id and a token of any other tenant get the same 404.
+   */
   async function tokenOf(c: Context<ConsoleEnv>): Promise<PublicToken> {
     const tenant = c.req.param("tenant")!;
     const id = c.req.param("id")!;
-    const token = await getToken(auth, c.get("person"), id);
-    if (token.tenant_slug !== tenant) {
+    const person = c.get("person");
+    await authorize(kv, person, "tenant.read", { tenant });
+    const token = await getToken(auth, person, id).catch((err) => {
+      if (err instanceof NotFoundError) return null;
+      throw err;
+    });
+    if (token === null || token.tenant_slug !== tenant) {
       throw new NotFoundError("token_not_found", `No token ${id} in tenant ${tenant}`);
     }
     return token;

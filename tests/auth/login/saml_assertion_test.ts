@@ -11,6 +11,7 @@ import {
   inspectAssertion,
   inspectResponse,
   type SamlProfileLike,
+  shapeWithinLimits,
 } from "../../../lib/auth/login/saml_assertion.ts";
 import type { SamlLoginPolicy } from "../../../lib/protocol/login_policy.ts";
 
@@ -184,13 +185,30 @@ Deno.test("a response nested or namespaced beyond the shape limits is refused be
     "</a>".repeat(n);
   assertEquals(reasonOf(() => inspectResponse(nested(20_000, true), ACS)), "assertion");
   assertEquals(reasonOf(() => inspectResponse(nested(41, false), ACS)), "assertion");
-  const wide = `<r>${"<a/>".repeat(10_001)}</r>`;
+  const wide = `<r>${"<a/>".repeat(3_001)}</r>`;
   assertEquals(reasonOf(() => inspectResponse(wide, ACS)), "assertion");
+  const attributes = `<a ${Array.from({ length: 5_001 }, (_, i) => `a${i}=""`).join(" ")}/>`;
+  assertEquals(reasonOf(() => inspectResponse(attributes, ACS)), "assertion");
+  for (const item of ["<!---->", "<?x ?>", "<![CDATA[x]]>"]) {
+    const marked = `<a>${item.repeat(1_001)}</a>`;
+    assertEquals(reasonOf(() => inspectResponse(marked, ACS)), "assertion", item);
+  }
   const declared = `<r>${
     Array.from({ length: 101 }, (_, i) => `<a xmlns:p${i}="u"/>`).join("")
   }</r>`;
   assertEquals(reasonOf(() => inspectResponse(declared, ACS)), "assertion");
   inspectResponse(responseXml(assertionXml()), ACS); // a real one is far inside
+});
+
+Deno.test("a 256 KiB response of `<a` with no `>` is refused as assertion, tags counted by a forward scan", () => {
+  // The scan's old regular expression looked for `>` from every `<`: this
+  // input held the event loop for about 16 s (tests/security/ checks every
+  // regex of lib/ for such cases).
+  assertEquals(shapeWithinLimits("<a".repeat(131_072)), true, "no tag completes: no element");
+  assertEquals(reasonOf(() => inspectResponse("<a".repeat(131_072), ACS)), "assertion");
+  // A `<` inside a tag's text starts no tag of its own; a tag ends at the first `>`.
+  assertEquals(shapeWithinLimits(`<r>${"<a<b/>".repeat(2_999)}</r>`), true);
+  assertEquals(shapeWithinLimits(`<r>${"<a<b/>".repeat(3_001)}</r>`), false);
 });
 
 Deno.test("something other than an assertion is refused as assertion", () => {

@@ -99,6 +99,39 @@ emailTest(
   },
 );
 
+emailTest(
+  "a look-alike address (Kelvin sign for k) is refused with no mail; an address is mailed as keyed",
+  async (w) => {
+    // Before: `\u212Aate@acme.test` was looked up with full Unicode case
+    // folding (as kate@acme.test) and mailed as typed, so its owner got a
+    // code that signed in as kate.
+    for (
+      const lookAlike of ["\u212Aate@acme.test", "kate@\u212Acme.test", "\u00a0kate@acme.test"]
+    ) {
+      const res = await start(w, lookAlike);
+      assertEquals(res.status, 400, lookAlike);
+      const page = await res.text();
+      assertStringIncludes(page, "plain ASCII email address");
+      assertEquals(cookieOf(res, "cfgtool_email_flow"), null, "no flow starts");
+    }
+    const res = await start(w, "  Kate@ACME.test ");
+    assertEquals(res.status, 200);
+    const mail = await w.mail(1);
+    assertEquals(mail.to, "kate@acme.test", "the address mailed is the one signed in");
+    const { code } = signInSecrets(mail.text);
+    const signed = await w.call("POST", "/auth/email/verify", {
+      form: { code },
+      cookie: cookieOf(res, "cfgtool_email_flow")!,
+    });
+    const me = await w.call("GET", "/api/v1/me", {
+      cookie: cookieOf(signed, "cfgtool_session")!,
+      headers: { accept: "application/json" },
+    });
+    assertEquals((await me.json()).principal.user.email, "kate@acme.test");
+    assertEquals(w.mailCount(), 1, "no mail for the look-alikes");
+  },
+);
+
 emailTest("a GET of the link only shows a confirm page; its button signs in once", async (w) => {
   await start(w, "ana@acme.test", "/ui/acme");
   const { link } = signInSecrets((await w.mail(1)).text);
