@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { probed } from "./healthz_probe.ts";
 import { bootstrapSuperadmin } from "./bootstrap.ts";
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 const count = Number(Deno.args[0] ?? 10_000);
@@ -43,33 +44,6 @@ const post = (path: string, body: unknown) =>
     .then((r) => r.body?.cancel());
 await post("/tenants", { slug: "acme" });
 await post("/tenants/acme/namespaces", { slug: "big" });
-
-/** Runs `work` while a loop asks `/healthz`; returns the work's time and the slowest probe. */
-async function probed(
-  work: () => Promise<unknown>,
-): Promise<{ took: number; slowest: number; probes: number }> {
-  let going = true;
-  let slowest = 0;
-  let probes = 0;
-  const probe = (async () => {
-    while (going) {
-      const t0 = performance.now();
-      const r = await fetch(`${url}/healthz`);
-      await r.body?.cancel();
-      slowest = Math.max(slowest, performance.now() - t0);
-      probes++;
-    }
-  })();
-  const t0 = performance.now();
-  try {
-    await work();
-  } finally {
-    going = false;
-  }
-  const took = performance.now() - t0;
-  await probe;
-  return { took, slowest, probes };
-}
 
 const nsPath = `${url}/api/v1/tenants/acme/namespaces/big`;
 const everything = btoa("*").replace(/=+$/, "");
@@ -137,7 +111,7 @@ try {
       }],
     ];
     for (const [name, work] of phases) {
-      const { took, slowest, probes } = await probed(work);
+      const { took, slowest, probes } = await probed(url, work);
       console.log(
         `round ${round + 1}, ${count} files (${(body.length / 1048576).toFixed(1)} MiB JSON), ` +
           `${name}: ${took.toFixed(0)} ms; slowest of ${probes} /healthz ${slowest.toFixed(1)} ms`,

@@ -26,6 +26,7 @@
  *
  * @module
  */
+import { probed } from "./healthz_probe.ts";
 import { api, bootstrapSuperadmin } from "./bootstrap.ts";
 import { startChild, stopChild } from "./processes.ts";
 import { idpMetadataXml, makeCertificate } from "../tests/auth/login/saml_fixtures.ts";
@@ -59,28 +60,6 @@ const writer = (await api(url, admin, "POST", "/api/v1/tokens", {
   tenant_slug: "acme",
   namespace_slug: "web",
 })).secret as string;
-
-/** Runs `work` while a loop asks `/healthz`; returns the work's time and the slowest probe. */
-async function probed(work: () => Promise<unknown>): Promise<{ took: number; slowest: number }> {
-  let going = true;
-  let slowest = 0;
-  const probe = (async () => {
-    while (going) {
-      const t0 = performance.now();
-      await (await fetch(`${url}/healthz`)).body?.cancel();
-      slowest = Math.max(slowest, performance.now() - t0);
-    }
-  })();
-  const t0 = performance.now();
-  try {
-    await work();
-  } finally {
-    going = false;
-  }
-  const took = performance.now() - t0;
-  await probe;
-  return { took, slowest };
-}
 
 /** The `RelayState` and flow cookie of an anonymous SAML sign-in start. */
 async function samlStart(): Promise<{ relay: string; cookie: string }> {
@@ -147,13 +126,13 @@ await samlStart();
 const fmt = (ms: number) => ms.toFixed(1).padStart(9);
 console.log(`server: ${CLI}`);
 console.log(`${"case".padEnd(46)} ${"work ms".padStart(9)} ${"healthz max".padStart(12)}`);
-const idle = await probed(() => new Promise((r) => setTimeout(r, 2000)));
+const idle = await probed(url, () => new Promise((r) => setTimeout(r, 2000)));
 console.log(`${"idle server, 2 s (yardstick)".padEnd(46)} ${fmt(idle.took)} ${fmt(idle.slowest)}`);
 for (const [name, work] of Object.entries(CASES)) {
   let took = 0;
   let slowest = 0;
   for (let i = 0; i < rounds; i++) {
-    const r = await probed(work);
+    const r = await probed(url, work);
     took = Math.max(took, r.took);
     slowest = Math.max(slowest, r.slowest);
   }

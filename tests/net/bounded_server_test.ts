@@ -1,51 +1,12 @@
 import { assert, assertEquals } from "../assert.ts";
-import { abortQuietly, type ConnectionLimits, serveBounded } from "../../lib/net/bounded_server.ts";
+import { abortQuietly, serveBounded } from "../../lib/net/bounded_server.ts";
+import { readAll, startBounded } from "./bounded_world.ts";
 import { HAVE_OPENSSL, makeCa, makeServerPair } from "../server/tls_fixture.ts";
 
 const encoder = new TextEncoder();
 
-function start(
-  handler: (req: Request) => Response | Promise<Response>,
-  limits: Partial<ConnectionLimits> = {},
-) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const ac = new AbortController();
-  const lines: string[] = [];
-  const server = serveBounded(listener, handler, {
-    limits: { headerTimeoutMs: 5000, keepAliveTimeoutMs: 5000, maxConnections: 100, ...limits },
-    log: (_level, msg) => lines.push(msg),
-    signal: ac.signal,
-  });
-  return {
-    server,
-    lines,
-    port: listener.addr.port,
-    async stop() {
-      ac.abort();
-      await server.finished;
-    },
-  };
-}
-
-async function readAll(conn: Deno.Conn): Promise<string> {
-  const buf = new Uint8Array(4096);
-  let text = "";
-  const guard = setTimeout(() => conn.close(), 10_000);
-  try {
-    for (;;) {
-      const n = await conn.read(buf);
-      if (n === null) return text;
-      text += new TextDecoder().decode(buf.subarray(0, n));
-    }
-  } catch {
-    return text;
-  } finally {
-    clearTimeout(guard);
-  }
-}
-
 Deno.test("a request that takes longer than the keep-alive timeout is answered, then the idle connection closes", async () => {
-  const s = start(async () => {
+  const s = startBounded(async () => {
     await new Promise((r) => setTimeout(r, 400));
     return new Response("slow but whole");
   }, { keepAliveTimeoutMs: 100, headerTimeoutMs: 100 });
@@ -61,7 +22,7 @@ Deno.test("a request that takes longer than the keep-alive timeout is answered, 
 });
 
 Deno.test("connections over maxConnections are closed on arrival while the open ones keep being served", async () => {
-  const s = start(() => new Response("ok"), { maxConnections: 1 });
+  const s = startBounded(() => new Response("ok"), { maxConnections: 1 });
   try {
     const first = await Deno.connect({ hostname: "127.0.0.1", port: s.port });
     await first.write(encoder.encode("GET / HTTP/1.1\r\nhost: x\r\n\r\n"));
@@ -70,7 +31,7 @@ Deno.test("connections over maxConnections are closed on arrival while the open 
     const second = await Deno.connect({ hostname: "127.0.0.1", port: s.port });
     await second.write(encoder.encode("GET / HTTP/1.1\r\nhost: x\r\n\r\n")).catch(() => 0);
     assertEquals(await readAll(second), "", "the second one is closed unanswered");
-    assert(s.lines.includes("connection limit reached: closing new connections"));
+    assert(s.logged("connection limit reached: closing new connections"));
     await first.write(encoder.encode("GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"));
     assert((await readAll(first)).includes("ok"), "the first one is still served");
   } finally {
@@ -83,7 +44,7 @@ Deno.test("stats count open connections and the requests in flight on them", asy
   const held = new Promise<void>((r) => (release = r));
   let entered!: () => void;
   const inHandler = new Promise<void>((r) => (entered = r));
-  const s = start(async () => {
+  const s = startBounded(async () => {
     entered();
     await held;
     return new Response("done");

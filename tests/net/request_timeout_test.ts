@@ -4,7 +4,8 @@
  * normal pace and long answers (event streams) are untouched.
  */
 import { assert, assertEquals } from "../assert.ts";
-import { type ConnectionLimits, serveBounded } from "../../lib/net/bounded_server.ts";
+import { serveBounded } from "../../lib/net/bounded_server.ts";
+import { readAll, startBounded } from "./bounded_world.ts";
 import { HAVE_OPENSSL, makeCa, makeServerPair } from "../server/tls_fixture.ts";
 
 const encoder = new TextEncoder();
@@ -12,53 +13,6 @@ const decoder = new TextDecoder();
 
 /** Generous upper bound on how late a timeout may act, ms (2 shared cores, parallel tests). */
 const SLACK_MS = 2500;
-
-function start(
-  handler: (req: Request) => Response | Promise<Response>,
-  limits: Partial<ConnectionLimits> = {},
-) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const ac = new AbortController();
-  const lines: { msg: string; fields: Record<string, unknown> }[] = [];
-  const server = serveBounded(listener, handler, {
-    limits: {
-      headerTimeoutMs: 5000,
-      keepAliveTimeoutMs: 5000,
-      requestTimeoutMs: 5000,
-      maxConnections: 100,
-      ...limits,
-    },
-    log: (_level, msg, fields = {}) => lines.push({ msg, fields }),
-    signal: ac.signal,
-  });
-  return {
-    server,
-    lines,
-    port: listener.addr.port,
-    async stop() {
-      ac.abort();
-      await server.finished;
-    },
-  };
-}
-
-/** Everything the server sends until it closes the connection (or 10 s pass). */
-async function readAll(conn: Deno.Conn): Promise<string> {
-  const buf = new Uint8Array(4096);
-  let text = "";
-  const guard = setTimeout(() => conn.close(), 10_000);
-  try {
-    for (;;) {
-      const n = await conn.read(buf);
-      if (n === null) return text;
-      text += decoder.decode(buf.subarray(0, n));
-    }
-  } catch {
-    return text;
-  } finally {
-    clearTimeout(guard);
-  }
-}
 
 /** Reads one answer with a `content-length` (a keep-alive connection stays open after it). */
 async function readAnswer(conn: Deno.Conn): Promise<string> {
@@ -108,7 +62,7 @@ const readers: Record<string, (req: Request) => Promise<Response>> = {
 
 for (const [how, handler] of Object.entries(readers)) {
   Deno.test(`a body trickled a byte at a time (read with ${how}) gets 408 and its connection closed`, async () => {
-    const s = start(handler, { requestTimeoutMs: 400 });
+    const s = startBounded(handler, { requestTimeoutMs: 400 });
     const conn = await connect(s.port);
     try {
       const started = Date.now();
@@ -164,7 +118,7 @@ Deno.test("the 408 is rendered by requestTimeoutResponse when given", async () =
 });
 
 Deno.test("a later request on a keep-alive connection whose body trickles gets 408", async () => {
-  const s = start(readers["arrayBuffer()"]!, { requestTimeoutMs: 400 });
+  const s = startBounded(readers["arrayBuffer()"]!, { requestTimeoutMs: 400 });
   const conn = await connect(s.port);
   try {
     await conn.write(
@@ -189,7 +143,7 @@ Deno.test("a later request on a keep-alive connection whose body trickles gets 4
 
 Deno.test("a second request on a keep-alive connection whose head trickles is closed", async () => {
   let answered = 0;
-  const s = start(() => new Response(`answer ${++answered}`), { keepAliveTimeoutMs: 400 });
+  const s = startBounded(() => new Response(`answer ${++answered}`), { keepAliveTimeoutMs: 400 });
   const conn = await connect(s.port);
   try {
     await conn.write(encoder.encode("GET / HTTP/1.1\r\nhost: x\r\n\r\n"));
@@ -209,7 +163,10 @@ Deno.test("a second request on a keep-alive connection whose head trickles is cl
 });
 
 Deno.test("the first request head is bounded by the request timeout when it is the shorter", async () => {
-  const s = start(() => new Response("ok"), { headerTimeoutMs: 20_000, requestTimeoutMs: 400 });
+  const s = startBounded(() => new Response("ok"), {
+    headerTimeoutMs: 20_000,
+    requestTimeoutMs: 400,
+  });
   const conn = await connect(s.port);
   try {
     const started = Date.now();
@@ -225,7 +182,7 @@ Deno.test("the first request head is bounded by the request timeout when it is t
 });
 
 Deno.test("a POST whose body comes in pieces within the timeout is answered, and the connection kept", async () => {
-  const s = start(readers["the body stream"]!, { requestTimeoutMs: 3000 });
+  const s = startBounded(readers["the body stream"]!, { requestTimeoutMs: 3000 });
   const conn = await connect(s.port);
   try {
     await conn.write(encoder.encode("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 30\r\n\r\n"));
@@ -245,7 +202,7 @@ Deno.test("a POST whose body comes in pieces within the timeout is answered, and
 for (const [how, handler] of Object.entries(readers)) {
   Deno.test(`a large upload at a steady pace is answered (read with ${how})`, async () => {
     const size = 8 * 1024 * 1024;
-    const s = start(handler, { requestTimeoutMs: 5000 });
+    const s = startBounded(handler, { requestTimeoutMs: 5000 });
     const conn = await connect(s.port);
     try {
       await conn.write(encoder.encode(
@@ -292,7 +249,7 @@ function eventStream(count: number, everyMs: number): Response {
 }
 
 Deno.test("an event stream that runs far longer than the request timeout is not cut", async () => {
-  const s = start(async (req) => {
+  const s = startBounded(async (req) => {
     if (req.method === "POST") await req.json(); // a body read to its end stops the clock
     return eventStream(12, 100);
   }, { requestTimeoutMs: 300, headerTimeoutMs: 300, keepAliveTimeoutMs: 300 });
@@ -320,7 +277,7 @@ Deno.test("an event stream that runs far longer than the request timeout is not 
 });
 
 Deno.test("an answer that started before its body arrived has its connection closed at the deadline", async () => {
-  const s = start(() => eventStream(100, 100), { requestTimeoutMs: 400 });
+  const s = startBounded(() => eventStream(100, 100), { requestTimeoutMs: 400 });
   const conn = await connect(s.port);
   try {
     const started = Date.now();
@@ -339,7 +296,7 @@ Deno.test("an answer that started before its body arrived has its connection clo
 
 Deno.test("an answer sent without reading a trickled body: the connection is closed at the deadline", async () => {
   // Deno's engine would read (and drop) the rest of the body at the client's pace
-  const s = start(() => new Response("no", { status: 401 }), { requestTimeoutMs: 400 });
+  const s = startBounded(() => new Response("no", { status: 401 }), { requestTimeoutMs: 400 });
   const conn = await connect(s.port);
   try {
     const started = Date.now();
@@ -357,7 +314,7 @@ Deno.test("an answer sent without reading a trickled body: the connection is clo
 });
 
 Deno.test("a whole body left unread does not close a keep-alive connection that goes on", async () => {
-  const s = start((req) => new Response(`answer to ${new URL(req.url).pathname}`), {
+  const s = startBounded((req) => new Response(`answer to ${new URL(req.url).pathname}`), {
     requestTimeoutMs: 1000,
   });
   const conn = await connect(s.port);
