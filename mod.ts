@@ -37,7 +37,7 @@ export {
   type PredicateProblem,
   type Scalar,
   validatePredicate,
-} from "./lib/conditions.ts";
+} from "./lib/flags/conditions.ts";
 
 // Closure hash and archives
 export { closureHash, type FileSet } from "./lib/closure/hash.ts";

@@ -29,7 +29,7 @@
 import { probed } from "./healthz_probe.ts";
 import { api, bootstrapSuperadmin } from "./bootstrap.ts";
 import { startChild, stopChild } from "./processes.ts";
-import { idpMetadataXml, makeCertificate } from "../tests/auth/login/saml_fixtures.ts";
+import { idpMetadataXml, makeCertificate } from "../tests/login/saml_fixtures.ts";
 
 const CLI = Deno.env.get("CFGTOOL_CLI") ?? new URL("../cli.ts", import.meta.url).pathname;
 const rounds = Number(Deno.args[0] ?? 3);

@@ -13,9 +13,8 @@ import {
   getNameHolder,
   publicToken,
 } from "../store/tokens.ts";
-import type { IssuedToken } from "./token_service.ts";
 import { parseTokenName, type TokenSpec } from "./issuance.ts";
-import { tryMint } from "./mint.ts";
+import { type IssuedToken, tryMint } from "./mint.ts";
 
 const BOOTSTRAP_ACTOR: AuditActor = {
   id: "bootstrap",

@@ -2,7 +2,7 @@
  * Validation of a token-creation request (docs/api.md `POST
  * /api/v1/tokens`): every refusal is a 400 `invalid_request`
  * (`InvalidRequestError`) naming the field. Permission and existence checks come
- * after, in lib/auth/token_service.ts.
+ * after, in lib/services/tokens.ts.
  *
  * @module
  */

@@ -7,11 +7,23 @@
  */
 import { ConflictError } from "../errors.ts";
 import { addAudit, type AuditActor, tokenAuditEntry } from "../store/audit.ts";
-import { beginTokenInsert, getNameHolder, type TokenRecord } from "../store/tokens.ts";
+import {
+  beginTokenInsert,
+  getNameHolder,
+  type PublicToken,
+  type TokenRecord,
+} from "../store/tokens.ts";
 import { ulid } from "../store/ulid.ts";
 import { hmacHex } from "./digest.ts";
 import type { TokenSpec } from "./issuance.ts";
 import { generateToken, tokenPrefix } from "./token_format.ts";
+
+/** A created or rotated token: metadata plus the one-time secret. */
+export interface IssuedToken {
+  token: PublicToken;
+  /** The plaintext token; returned only here, never again. */
+  secret: string;
+}
 
 /** Options of {@linkcode tryMint}. */
 export interface MintOptions {

@@ -272,7 +272,7 @@ export function registerAdminCommands(program: Command): void {
       }
       await withStore(opts, async (kv, key) => {
         // lazy: auth/ loads only for admin commands
-        const { createOperatorLink } = await import("../auth/login/operator_link.ts");
+        const { createOperatorLink } = await import("../login/operator_link.ts");
         const link = await createOperatorLink({ kv, key }, opts.user, ttl);
         console.log(
           `console link for ${link.user.email} (${link.user.id}), works once until ` +

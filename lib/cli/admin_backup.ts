@@ -1,7 +1,7 @@
 /**
  * `cfgtool admin backup|restore|check`: backups of the KV store and the
- * full check of a store, on the server host (lib/store/backup.ts,
- * lib/store/restore.ts, lib/store/check.ts do the work). The token key
+ * full check of a store, on the server host (lib/store/backup/backup.ts,
+ * lib/store/backup/restore.ts, lib/store/backup/check.ts do the work). The token key
  * file is not in the KV, so not in a backup: these commands say where it
  * is, and `restore` and `check` compare it with the fingerprint the store
  * records when they can find it.
@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { ProblemsError, UsageError } from "../errors.ts";
 import { DEFAULT_KV_PATH, kvLocation } from "../store/kv.ts";
-import type { StoreCheckReport } from "../store/check.ts";
+import type { StoreCheckReport } from "../store/backup/check.ts";
 
 const KV_HELP = "KV store: a file path or a KV Connect URL (default: $CFGTOOL_KV, " +
   "else ./cfgtool-data/kv.sqlite3, as for serve)";
@@ -119,7 +119,7 @@ export function registerBackupCommands(admin: Command): void {
     .addHelpText("after", BACKUP_HELP)
     .action(async (opts) => {
       const spec = kvSpec(opts.kv);
-      const { backupStore } = await import("../store/backup.ts");
+      const { backupStore } = await import("../store/backup/backup.ts");
       const r = await backupStore({ kv: spec, out: opts.out });
       const say = r.path === null ? console.error : console.log;
       if (opts.json) {
@@ -165,8 +165,8 @@ export function registerBackupCommands(admin: Command): void {
         throw new UsageError("--kv :memory: is a store private to one process: name a KV file");
       }
       const [{ restoreStore }, { stageBackup }, { openKv }] = await Promise.all([
-        import("../store/restore.ts"),
-        import("../store/backup_stage.ts"),
+        import("../store/backup/restore.ts"),
+        import("../store/backup/stage.ts"),
         import("../store/kv.ts"),
       ]);
       // the whole file first, read once into a private copy: a bad backup never
@@ -237,7 +237,7 @@ export function registerBackupCommands(admin: Command): void {
       let report: StoreCheckReport;
       let from: string;
       if (loc.kind === "file") {
-        const { snapshotKvFile } = await import("../store/kv_snapshot.ts");
+        const { snapshotKvFile } = await import("../store/backup/snapshot.ts");
         const dir = await Deno.makeTempDir({ prefix: "cfgtool-check-" });
         try {
           const at = new Date();
@@ -290,7 +290,7 @@ function keyFileHint(spec: string): string {
 
 async function runCheck(kv: Deno.Kv, now?: Date): Promise<StoreCheckReport> {
   const [{ checkStore }, { closureHashOfDigests }] = await Promise.all([
-    import("../store/check.ts"),
+    import("../store/backup/check.ts"),
     import("../closure/hash.ts"),
   ]);
   return await checkStore(

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { refName, validatePredicate } from "../conditions.ts";
-import type { Predicate } from "../conditions.ts";
+import { refName, validatePredicate } from "./conditions.ts";
+import type { Predicate } from "./conditions.ts";
 import type { TomlTable } from "../toml.ts";
 import { didYouMean } from "../suggest.ts";
 import { describe, keyPath } from "../toml_fields.ts";

@@ -1,7 +1,7 @@
 /**
  * The flag evaluation engine (docs/flags.md). {@linkcode compileManifest} turns a
  * validated manifest into an evaluation model once: segments become matchers
- * of the shared predicate engine (`lib/conditions.ts`) with their
+ * of the shared predicate engine (`lib/flags/conditions.ts`) with their
  * `segment.<name>` references resolved, rollouts become cumulative weight
  * tables, and every result that does not depend on the context is built in
  * advance. {@linkcode evaluateFlag} and {@linkcode evaluateAll} then walk the
@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { compileAll, type Context, lookup, type Matcher, refName } from "../conditions.ts";
+import { compileAll, type Context, lookup, type Matcher, refName } from "./conditions.ts";
 import { beginRegexEvaluation, endRegexEvaluation } from "../linear_regex.ts";
 import { bucketValueOf, murmur3Begin, murmur3Finish, type Murmur3State } from "./bucket.ts";
 import {
@@ -37,7 +37,7 @@ import {
   type VariationValue,
 } from "./model.ts";
 
-export type { Context } from "../conditions.ts";
+export type { Context } from "./conditions.ts";
 
 /** Why a value was served (OpenFeature resolution reasons). */
 export type Reason = "TARGETING_MATCH" | "SPLIT" | "DEFAULT" | "DISABLED" | "ERROR";

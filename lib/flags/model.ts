@@ -8,9 +8,9 @@
  *
  * @module
  */
-import type { Predicate } from "../conditions.ts";
+import type { Predicate } from "./conditions.ts";
 
-export type { Predicate } from "../conditions.ts";
+export type { Predicate } from "./conditions.ts";
 
 /** The schema version every manifest file carries. */
 export const SCHEMA_VERSION = 1;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { refName } from "../conditions.ts";
+import { refName } from "./conditions.ts";
 import { compareUtf8 } from "../bytes.ts";
 import type { Flag, Manifest, Segment } from "./model.ts";
 

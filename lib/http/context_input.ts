@@ -9,7 +9,7 @@
  * @module
  */
 import { CfgtoolError, type CfgtoolErrorOptions } from "../errors.ts";
-import type { Context } from "../conditions.ts";
+import type { Context } from "../flags/conditions.ts";
 
 /** Deepest nesting accepted: the context object itself is level 1. */
 export const MAX_CONTEXT_DEPTH = 10;

@@ -45,7 +45,7 @@ import { EVALUATION_BODY_LIMIT, validateContext } from "./context_input.ts";
 import { applyCors, corsOrigin, preflightResponse } from "./cors.ts";
 import type { ClientOriginIndex } from "../runtime/client_origins.ts";
 import { RateLimiter } from "../runtime/rate_limiter.ts";
-import type { Context } from "../conditions.ts";
+import type { Context } from "../flags/conditions.ts";
 import { recordEvaluationEvents } from "../telemetry/evaluation_events.ts";
 
 /** The per-process state shared by the evaluation endpoints and OFREP. */

@@ -58,7 +58,7 @@ import { Hono } from "hono";
 import type { Context as HonoContext } from "hono";
 import { bearerCredential } from "../auth/bearer.ts";
 import { authenticateRequest, type Principal } from "../auth/principal.ts";
-import type { Context } from "../conditions.ts";
+import type { Context } from "../flags/conditions.ts";
 import { murmur3, murmur3Finalize, murmur3MixBlock } from "../flags/bucket.ts";
 import { etagMatches } from "../protocol/etag.ts";
 import { evaluateAll, evaluateFlag, type EvaluationResult } from "../flags/evaluate.ts";

@@ -1,7 +1,7 @@
 /**
  * `/api/v1/tokens`: service-token management (docs/api.md)
  * (create, list, read, rotate, revoke). Permission rules, audit and storage
- * live in lib/auth/token_service.ts; this module only reads requests and
+ * live in lib/services/tokens.ts; this module only reads requests and
  * shapes responses.
  *
  * @module
@@ -15,8 +15,8 @@ import {
   listTokens,
   revokeToken,
   rotateToken,
-} from "../auth/token_service.ts";
-import type { ListTokensQuery } from "../auth/token_service.ts";
+} from "../services/tokens.ts";
+import type { ListTokensQuery } from "../services/tokens.ts";
 import { InvalidRequestError } from "../errors.ts";
 import { TOKEN_TYPES, type TokenStatus } from "../store/tokens.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 import { trimTrailing } from "../ascii.ts";
-import { createApp } from "../http/app.ts";
+import { createApp } from "./app.ts";
 import type { MailSettings } from "../http/deps.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { resolveSettings, type ServiceSettings } from "../settings.ts";

@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 import { bufferedWriter, createLogger, type Logger } from "../log.ts";
 import { CfgtoolError, UsageError } from "../errors.ts";
 import { DEFAULT_KV_PATH, kvLocation, openKv } from "../store/kv.ts";
-import { DEFAULT_MAIL_FROM, smtpTarget } from "../auth/login/mailer.ts";
+import { DEFAULT_MAIL_FROM, smtpTarget } from "../login/mailer.ts";
 import type { MailSettings } from "../http/deps.ts";
 import { openTokenKey } from "../auth/hmac_key.ts";
 import { DESCRIPTOR_RESERVE, resolveSettings, type ServiceSettings } from "../settings.ts";

@@ -2,7 +2,7 @@
  * A tenant's login policy: reading and setting it. Reading needs
  * `tenant.login` (superadmin, or a tenant admin, human or token); setting
  * needs `tenant.login.set` (superadmin, or a human tenant admin), validates
- * the whole policy (lib/auth/login_policy.ts) and writes it with its
+ * the whole policy (lib/login/policy.ts) and writes it with its
  * `tenant.login_policy_changed` audit entry (naming the fields that
  * changed) in one commit.
  *
@@ -31,7 +31,7 @@
  * @module
  */
 import type { RequestContext } from "../auth/deps.ts";
-import { parseLoginPolicy } from "../auth/login_policy.ts";
+import { parseLoginPolicy } from "../login/policy.ts";
 import { authorize } from "../auth/permissions.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";

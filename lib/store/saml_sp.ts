@@ -3,7 +3,7 @@
  * at `["saml_sp"]`: the self-signed certificate every tenant's SP metadata
  * publishes, and the private key that signs authentication requests,
  * sealed (AES-256-GCM) under a key derived from the token key by
- * lib/auth/login/saml_sp_key.ts. This module only stores the record: it
+ * lib/login/saml_sp_key.ts. This module only stores the record: it
  * never sees the key in the clear.
  *
  * @module

@@ -5,7 +5,7 @@
  *
  * - The root is an object; every object level allows additional properties.
  * - Each dotted path becomes nested objects with a property at the leaf; the
- *   leaf type is the type the predicate compares with (lib/conditions.ts
+ *   leaf type is the type the predicate compares with (lib/flags/conditions.ts
  *   `attributeType`: string, boolean or number; `exists` leaves any type).
  * - `qualifier.<name>` references are not context attributes.
  * - No property is required: an absent attribute makes its predicate false.
@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { attributeType, refName } from "../conditions.ts";
+import { attributeType, refName } from "../flags/conditions.ts";
 import type { Problem } from "../errors.ts";
 import { keyPath } from "../toml_fields.ts";
 import { CONTEXT_CONTRACT_PATH, type QualifierModel } from "./model.ts";

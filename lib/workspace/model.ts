@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Predicate } from "../conditions.ts";
+import type { Predicate } from "../flags/conditions.ts";
 
 /** The only `schema_version` this cfgtool reads and writes. */
 export const SCHEMA_VERSION = 1;

@@ -9,7 +9,7 @@
  * @module
  */
 import { closureHash } from "../closure/hash.ts";
-import type { Context } from "../conditions.ts";
+import type { Context } from "../flags/conditions.ts";
 import { type Problem, ProblemsError } from "../errors.ts";
 import { type Analysis, analyze, countModel, type WorkspaceCounts } from "./analysis.ts";
 import { readWorkspaceFiles } from "./files.ts";

@@ -11,7 +11,7 @@
  * @module
  */
 import type { Problem } from "../errors.ts";
-import { refName, validatePredicate } from "../conditions.ts";
+import { refName, validatePredicate } from "../flags/conditions.ts";
 import { parseToml, type TomlTable } from "../toml.ts";
 import { FieldChecker, keyPath } from "../toml_fields.ts";
 import { didYouMean } from "../suggest.ts";

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { compileAll, type Context, type Matcher } from "../conditions.ts";
+import { compileAll, type Context, type Matcher } from "../flags/conditions.ts";
 import { NotFoundError, UsageError } from "../errors.ts";
 import { didYouMean } from "../suggest.ts";
 import type { Resolution, WorkspaceModel } from "./model.ts";

@@ -4,7 +4,7 @@ import { readAudit } from "../../lib/auth/audit_access.ts";
 import { type Action, authorize, can, type Target } from "../../lib/auth/permissions.ts";
 import { authenticateRequest, type Principal } from "../../lib/auth/principal.ts";
 import { createSession } from "../../lib/auth/sessions.ts";
-import { createToken } from "../../lib/auth/token_service.ts";
+import { createToken } from "../../lib/services/tokens.ts";
 import { addNamespaceAdmin, removeNamespaceAdmin } from "../../lib/store/namespaces.ts";
 import { addTenantAdmin, removeTenantAdmin } from "../../lib/store/tenants.ts";
 import { getTokenRecord } from "../../lib/store/tokens.ts";

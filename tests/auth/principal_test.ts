@@ -7,7 +7,7 @@ import {
   type Principal,
 } from "../../lib/auth/principal.ts";
 import { createSession } from "../../lib/auth/sessions.ts";
-import { createToken, revokeToken } from "../../lib/auth/token_service.ts";
+import { createToken, revokeToken } from "../../lib/services/tokens.ts";
 import { listAudit } from "../../lib/store/audit.ts";
 import { getTokenRecord } from "../../lib/store/tokens.ts";
 import { createUser } from "../../lib/store/users.ts";
@@ -155,7 +155,7 @@ wtest(
       secrets.push(made.secret);
       await w.login(made.secret, "198.51.100.1");
     }
-    const rotated = await (await import("../../lib/auth/token_service.ts")).rotateToken(
+    const rotated = await (await import("../../lib/services/tokens.ts")).rotateToken(
       w.deps,
       w.superadmin,
       (await w.issue({ ...readInput, name: "rot" })).token.id,

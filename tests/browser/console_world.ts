@@ -25,7 +25,7 @@ import {
   type SmtpCapture,
   startSmtpCapture,
 } from "../e2e/smtp_capture.ts";
-import { FIXTURE, PLAIN_FLAG } from "../http/console/fixture.ts";
+import { FIXTURE, PLAIN_FLAG } from "../console/fixture.ts";
 import { auditPage } from "./axe_audit.ts";
 import { chromiumPath, launchChromium } from "./chromium.ts";
 

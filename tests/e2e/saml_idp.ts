@@ -22,7 +22,7 @@
 import samlify from "npm:samlify@^2.13.1";
 import { DOMParser } from "@xmldom/xmldom";
 import { X509Certificate } from "node:crypto";
-import { makeCertificate, type TestCertificate } from "../auth/login/saml_fixtures.ts";
+import { makeCertificate, type TestCertificate } from "../login/saml_fixtures.ts";
 import { type HtmlForm, parseForms, type WebClient, type WebResponse } from "./web_client.ts";
 
 /** SAML namespaces, bindings and formats the provider uses. */

@@ -17,7 +17,7 @@ import {
   assertRejects,
   assertStringIncludes,
 } from "../assert.ts";
-import { parseIdpMetadata } from "../../lib/auth/login/saml_metadata.ts";
+import { parseIdpMetadata } from "../../lib/login/saml_metadata.ts";
 import {
   makeSigningKey,
   type SamlIdp,

@@ -12,7 +12,7 @@ import {
 import { readManifestDir } from "../../lib/flags/files.ts";
 import type { Manifest } from "../../lib/flags/model.ts";
 import { parseManifest } from "../../lib/flags/validate.ts";
-import type { Context } from "../../lib/conditions.ts";
+import type { Context } from "../../lib/flags/conditions.ts";
 import {
   compilePattern,
   EVALUATION_BUDGET,

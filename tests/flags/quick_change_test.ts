@@ -14,7 +14,7 @@ import {
 } from "../../lib/flags/quick_change.ts";
 import { validateManifest } from "../../lib/flags/validate.ts";
 import { diffLines } from "diff";
-import { FIXTURE } from "../http/console/fixture.ts";
+import { FIXTURE } from "../console/fixture.ts";
 
 const enc = new TextEncoder();
 

@@ -14,7 +14,7 @@ import fc from "fast-check";
 import { assert, assertEquals } from "../assert.ts";
 import { createServer } from "../../server.ts";
 import { Runtime } from "../../lib/runtime/runtime.ts";
-import { createApp } from "../../lib/http/app.ts";
+import { createApp } from "../../lib/server/app.ts";
 import { randomTokenKey } from "../../lib/auth/hmac_key.ts";
 import { bootstrapSuperadmin } from "../../lib/auth/bootstrap.ts";
 import { DEFAULT_SETTINGS } from "../../lib/settings.ts";

@@ -8,7 +8,7 @@ import {
   UnauthorizedError,
   UsageError,
 } from "../../lib/errors.ts";
-import type { AppEnv } from "../../lib/http/app.ts";
+import type { AppEnv } from "../../lib/server/app.ts";
 import { InvalidContextError } from "../../lib/http/context_input.ts";
 import { OfrepError, ofrepErrorHandler, ofrepErrorResponse } from "../../lib/http/ofrep_errors.ts";
 import type { TokenRecord } from "../../lib/store/tokens.ts";

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { assertEquals, assertThrows } from "../assert.ts";
 import { CfgtoolError, InvalidRequestError, NotFoundError } from "../../lib/errors.ts";
-import type { AppEnv } from "../../lib/http/app.ts";
+import type { AppEnv } from "../../lib/server/app.ts";
 import {
   guardPathIdentifiers,
   intParam,

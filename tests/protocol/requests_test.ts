@@ -11,7 +11,7 @@ import type {
   TokenQuery,
 } from "../../lib/protocol/requests.ts";
 import type { CreateTokenInput as ServerCreateTokenInput } from "../../lib/auth/issuance.ts";
-import type { ListTokensQuery } from "../../lib/auth/token_service.ts";
+import type { ListTokensQuery } from "../../lib/services/tokens.ts";
 import type { AuditQuery as StoreAuditQuery } from "../../lib/store/audit.ts";
 
 Deno.test("token bodies and list queries the SDK sends are what the server reads", () => {

@@ -7,7 +7,7 @@
 import { assertEquals } from "../assert.ts";
 import { listAudit } from "../../lib/store/audit.ts";
 import { OIDC_POLICY, signInTest } from "../http/auth/world.ts";
-import { idpMetadataXml, makeCertificate } from "../auth/login/saml_fixtures.ts";
+import { idpMetadataXml, makeCertificate } from "../login/saml_fixtures.ts";
 
 const POLICY = { method: "email", domains: ["acme.test"] };
 

@@ -10,7 +10,7 @@
  */
 import type { CreateTokenInput } from "../../lib/auth/issuance.ts";
 import type { Principal } from "../../lib/auth/principal.ts";
-import { createToken } from "../../lib/auth/token_service.ts";
+import { createToken } from "../../lib/services/tokens.ts";
 import { Runtime } from "../../lib/runtime/runtime.ts";
 import type { ServiceDeps } from "../../lib/services/deps.ts";
 import { DEFAULT_SETTINGS } from "../../lib/settings.ts";

@@ -9,7 +9,7 @@
  */
 import { assert, assertEquals } from "../assert.ts";
 import { authWorld } from "../auth/world.ts";
-import { createToken, revokeToken } from "../../lib/auth/token_service.ts";
+import { createToken, revokeToken } from "../../lib/services/tokens.ts";
 import type { LogLevel } from "../../lib/log.ts";
 import {
   type AuditPruneResult,

@@ -6,7 +6,7 @@ import {
   UnauthorizedError,
 } from "../../lib/errors.ts";
 import { authenticate } from "../../lib/auth/principal.ts";
-import { createToken } from "../../lib/auth/token_service.ts";
+import { createToken } from "../../lib/services/tokens.ts";
 import { listAudit } from "../../lib/store/audit.ts";
 import {
   createNamespace,

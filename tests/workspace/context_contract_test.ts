@@ -4,7 +4,7 @@ import {
   generateContract,
   renderJson,
 } from "../../lib/workspace/context_contract.ts";
-import type { Predicate } from "../../lib/conditions.ts";
+import type { Predicate } from "../../lib/flags/conditions.ts";
 import type { QualifierModel } from "../../lib/workspace/model.ts";
 import { EXAMPLE_DIR } from "../fixtures/workspace/build.ts";
 import { loadModel } from "../../lib/workspace/load.ts";

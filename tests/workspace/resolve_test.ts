@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { NotFoundError, UsageError } from "../../lib/errors.ts";
-import type { Predicate } from "../../lib/conditions.ts";
+import type { Predicate } from "../../lib/flags/conditions.ts";
 import type { QualifierModel, WorkspaceModel } from "../../lib/workspace/model.ts";
 import { compileResolver } from "../../lib/workspace/resolve.ts";
 

@@ -9,7 +9,7 @@
 import type { Context } from "hono";
 import { actorOf, authenticateRequest, type SessionPrincipal } from "../../auth/principal.ts";
 import { endSession } from "../../auth/sessions.ts";
-import { recordLoginFailure, signIn, type VerifiedIdentity } from "../../auth/login/sign_in.ts";
+import { recordLoginFailure, signIn, type VerifiedIdentity } from "../../login/sign_in.ts";
 import { LoginError, UnauthorizedError } from "../../errors.ts";
 import { authDeps, requestContext } from "../authn.ts";
 import { clientIp } from "../client_ip.ts";

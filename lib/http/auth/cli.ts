@@ -13,7 +13,7 @@
  * The `redirect_uri` must be the CLI's loopback listener
  * (`http://127.0.0.1:<port>/…` or `http://localhost:<port>/…`): anything
  * else is a 400 page and never a redirect. The grants themselves are
- * lib/auth/login/cli_grants.ts.
+ * lib/login/cli_grants.ts.
  *
  * @module
  */
@@ -30,7 +30,7 @@ import {
   startDeviceGrant,
   tokenError,
   withinCliRate,
-} from "../../auth/login/cli_grants.ts";
+} from "../../login/cli_grants.ts";
 import type { SessionPrincipal } from "../../auth/principal.ts";
 import { LoginError, RateLimitError } from "../../errors.ts";
 import {

@@ -12,7 +12,7 @@
  * outside the tenant's domains or over its rate limit, the page is the same
  * bytes, the browser gets a flow cookie all the same, and mail leaves in
  * the background (its time is not the answer's). The flow cookie ties a
- * code to the browser that asked for it (lib/auth/login/email_codes.ts).
+ * code to the browser that asked for it (lib/login/email_codes.ts).
  *
  * @module
  */
@@ -26,10 +26,10 @@ import {
   redeemEmailCode,
   redeemEmailLink,
   startEmailFlow,
-} from "../../auth/login/email_codes.ts";
-import { countEmailStart, retryAfterSeconds } from "../../auth/login/email_limits.ts";
-import { createMailer, type Mailer, signInMessage } from "../../auth/login/mailer.ts";
-import { recordLoginFailure } from "../../auth/login/sign_in.ts";
+} from "../../login/email_codes.ts";
+import { countEmailStart, retryAfterSeconds } from "../../login/email_limits.ts";
+import { createMailer, type Mailer, signInMessage } from "../../login/mailer.ts";
+import { recordLoginFailure } from "../../login/sign_in.ts";
 import { LoginError } from "../../errors.ts";
 import { isPrintableAscii } from "../../ascii.ts";
 import {

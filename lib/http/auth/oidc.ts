@@ -5,7 +5,7 @@
  * `GET /auth/oidc/callback` takes them back: a sign-in the flow admits
  * ends with a session cookie and a redirect to `next`; a refused one is
  * audited (`login.failed`, with its reason) and shown as a page. The
- * protocol itself is lib/auth/login/oidc_flow.ts.
+ * protocol itself is lib/login/oidc_flow.ts.
  *
  * @module
  */
@@ -16,7 +16,7 @@ import {
   OIDC_FLOW_TTL_MS,
   type OidcFacts,
   startOidcFlow,
-} from "../../auth/login/oidc_flow.ts";
+} from "../../login/oidc_flow.ts";
 import { LoginError } from "../../errors.ts";
 import type { OidcLoginPolicy } from "../../protocol/login_policy.ts";
 import { authDeps } from "../authn.ts";

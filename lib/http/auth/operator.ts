@@ -1,5 +1,5 @@
 /**
- * The operator's way into the web console (lib/auth/login/operator_link.ts):
+ * The operator's way into the web console (lib/login/operator_link.ts):
  *
  * | route | does |
  * |---|---|
@@ -13,7 +13,7 @@
  * @module
  */
 import { Hono } from "hono";
-import { peekOperatorLink, redeemOperatorLink } from "../../auth/login/operator_link.ts";
+import { peekOperatorLink, redeemOperatorLink } from "../../login/operator_link.ts";
 import { endSession } from "../../auth/sessions.ts";
 import { actorOf } from "../../auth/principal.ts";
 import { LoginError } from "../../errors.ts";

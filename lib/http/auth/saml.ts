@@ -1,6 +1,6 @@
 /**
  * SAML 2.0 sign-in in the browser (the protocol is
- * lib/auth/login/saml_flow.ts):
+ * lib/login/saml_flow.ts):
  *
  * | route | what |
  * |---|---|
@@ -25,8 +25,8 @@ import {
   type SamlFacts,
   samlTenantOfState,
   startSamlFlow,
-} from "../../auth/login/saml_flow.ts";
-import { samlSigningPair } from "../../auth/login/saml_sp_key.ts";
+} from "../../login/saml_flow.ts";
+import { samlSigningPair } from "../../login/saml_sp_key.ts";
 import { InvalidRequestError, LoginError } from "../../errors.ts";
 import type { SamlLoginPolicy } from "../../protocol/login_policy.ts";
 import { authDeps } from "../authn.ts";
@@ -36,7 +36,7 @@ import { SHAPES } from "../params.ts";
 import { finishBrowserSignIn, refuseSignIn } from "./browser_session.ts";
 import { flowCookie } from "./flow_cookie.ts";
 import { signInOrigin } from "./session_cookie.ts";
-import { spMetadataXml } from "../../auth/login/saml_sp_metadata.ts";
+import { spMetadataXml } from "../../login/saml_sp_metadata.ts";
 
 /** The assertion consumer service path. */
 export const SAML_ACS_PATH = "/auth/saml/acs";

@@ -9,10 +9,10 @@
  * @module
  */
 import { assertEquals } from "../../assert.ts";
-import { createApp } from "../../../lib/http/app.ts";
+import { createApp } from "../../../lib/server/app.ts";
 import { randomTokenKey } from "../../../lib/auth/hmac_key.ts";
 import { bootstrapSuperadmin } from "../../../lib/auth/bootstrap.ts";
-import { signIn } from "../../../lib/auth/login/sign_in.ts";
+import { signIn } from "../../../lib/login/sign_in.ts";
 import { csrfToken } from "../../../lib/http/auth/session_cookie.ts";
 import { Runtime } from "../../../lib/runtime/runtime.ts";
 import { DEFAULT_SETTINGS } from "../../../lib/settings.ts";

@@ -1,0 +1,634 @@
+/**
+ * The people of a tenant (`/ui/t/:tenant/people`): its tenant admins and
+ * the admins of each namespace, with forms to add one by email and to
+ * remove one (after a confirmation page) for those who may change the
+ * lists; the people the API lets the reader list (`user.list`); and the
+ * tenant's login policy, read-only. Each part is authorised as its API
+ * route is (lib/http/tenants.ts, namespaces.ts, users.ts), and every
+ * change goes through the same services (lib/services/tenants.ts,
+ * namespaces.ts), which refuse it again whatever the page showed.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { authorize, can } from "../auth/permissions.ts";
+import type { SessionPrincipal } from "../auth/principal.ts";
+import { CfgtoolError, ForbiddenError, InvalidRequestError, NotFoundError } from "../errors.ts";
+import type { LoginPolicyRecord } from "../protocol/login_policy.ts";
+import { getLoginPolicy } from "../services/login_policies.ts";
+import { addNamespaceAdmin, removeNamespaceAdmin } from "../services/namespaces.ts";
+import {
+  addTenantAdmin,
+  isSuperadmin,
+  isTenantPerson,
+  removeTenantAdmin,
+} from "../services/tenants.ts";
+import type { Membership } from "../store/membership.ts";
+import { tenantMemberIds } from "../store/membership.ts";
+import { listNamespaceAdmins, listNamespaces } from "../store/namespaces.ts";
+import { findTenant, getTenant, listTenantAdmins } from "../store/tenants.ts";
+import { authDeps } from "../http/authn.ts";
+import type { AppDeps } from "../http/deps.ts";
+import { SHAPES, userRefField } from "../http/params.ts";
+import type { ConsoleEnv } from "./env.ts";
+import { CONFIRM_FIELD, confirmed, InlineField } from "./form_fields.tsx";
+import { consolePage, tenantCrumbs } from "./layout.tsx";
+import { LoginPolicyView } from "./login_policy_view.tsx";
+import type { ManifestViews } from "./manifest_view.ts";
+import { peopleNames } from "./people_names.ts";
+import { ui } from "./urls.ts";
+import { CsrfField, DataTable, Notice, Time } from "./widgets.tsx";
+
+/** An admin as listed: the membership and the person's email. */
+interface Admin extends Membership {
+  email: string;
+}
+
+/** One namespace's admins. */
+interface NamespaceAdmins {
+  slug: string;
+  admins: Admin[];
+  /** The reader may add and remove them (`namespace.admins`). */
+  mayChange: boolean;
+}
+
+/** A person of the tenant, as `GET /api/v1/users?tenant=` lists them, with their roles here. */
+interface Member {
+  id: string;
+  email: string;
+  created_at: string;
+  roles: string[];
+}
+
+/** What the people page shows. */
+interface PeopleModel {
+  tenant: string;
+  tenantAdmins: Admin[];
+  mayChangeTenantAdmins: boolean;
+  namespaces: NamespaceAdmins[];
+  /** null: the reader may not list people (`user.list`). */
+  members: Member[] | null;
+  /** "hidden": the reader may not read it (`tenant.login`); null: the tenant has none. */
+  policy: LoginPolicyRecord | null | "hidden";
+  policySetBy: string;
+}
+
+/** A refused add, shown on the form it came from with the input kept. */
+interface Refused {
+  /** The namespace of the form, or null for the tenant-admin form. */
+  namespace: string | null;
+  email: string;
+  message: string;
+}
+
+/** A page-level message: a change done, or one that could not be. */
+interface PageNotice {
+  kind: "info" | "error";
+  text: string;
+}
+
+/**
+ * The people routes, mounted at `/ui/t/:tenant`.
+ *
+ * @param deps the app dependencies
+ * @param views the parsed-manifest cache (not needed here)
+ * @returns the routes
+ *
+ * @example
+ * ```ts ignore
+ * console.route("/t/:tenant", peopleRoutes(deps, views));
+ * ```
+ */
+export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEnv> {
+  void views;
+  const { kv } = deps;
+  const app = new Hono<ConsoleEnv>();
+
+  app.get("/people", async (c) => {
+    const tenant = c.req.param("tenant")!;
+    const remove = c.req.query("remove");
+    if (remove !== undefined) {
+      return await confirmRemove(c, tenant, remove, c.req.query("namespace") ?? "");
+    }
+    return await peoplePage(c, tenant, { notice: await doneNotice(c, tenant) });
+  });
+
+  app.post("/people/add", async (c) => {
+    const tenant = c.req.param("tenant")!;
+    const form = c.get("form");
+    const person = c.get("person");
+    const email = (form.get("email") ?? "").trim();
+    const namespace = scopeOf(form.get("namespace"));
+    const ref = () => {
+      if (email === "") {
+        throw new InvalidRequestError("Enter the email of the person to add");
+      }
+      return userRefField({ user_id: email });
+    };
+    let member: Membership;
+    try {
+      member = namespace === null
+        ? await addTenantAdmin(deps, person, tenant, ref, { requestId: c.get("requestId") })
+        : await addNamespaceAdmin(deps, person, tenant, namespace, ref, {
+          requestId: c.get("requestId"),
+        });
+    } catch (err) {
+      if (!refusedChange(err)) throw err;
+      // The same words for an address with no account and for another tenant's person.
+      const message = err.code === "user_not_found"
+        ? `Nobody has signed in as ${email} yet (to ${tenant}, with a session still open). ` +
+          `Ask them to sign in to ${tenant}, then add them.`
+        : err.message;
+      return await peoplePage(c, tenant, {
+        refused: { namespace, email, message },
+        status: err.status as 400,
+      });
+    }
+    return c.redirect(
+      ui.people(tenant, { done: "added", user: member.user_id, namespace: namespace ?? undefined }),
+      303,
+    );
+  });
+
+  app.post("/people/remove", async (c) => {
+    const tenant = c.req.param("tenant")!;
+    const form = c.get("form");
+    const userId = form.get("user_id") ?? "";
+    const namespace = scopeOf(form.get("namespace"));
+    if (!SHAPES.userId.pattern.test(userId)) {
+      throw new InvalidRequestError("This form names no admin: reload the people page");
+    }
+    if (!confirmed(form)) {
+      return await confirmRemove(c, tenant, userId, namespace ?? "");
+    }
+    const person = c.get("person");
+    try {
+      const ctx = { requestId: c.get("requestId") };
+      if (namespace === null) await removeTenantAdmin(deps, person, tenant, userId, ctx);
+      else await removeNamespaceAdmin(deps, person, tenant, namespace, userId, ctx);
+    } catch (err) {
+      if (!refusedChange(err)) throw err;
+      return await peoplePage(c, tenant, {
+        notice: { kind: "error", text: err.message },
+        status: err.status as 400,
+      });
+    }
+    return c.redirect(
+      ui.people(tenant, { done: "removed", user: userId, namespace: namespace ?? undefined }),
+      303,
+    );
+  });
+
+  /** The namespace a form names (null: the tenant); 400 for one of a bad shape. */
+  function scopeOf(value: string | undefined): string | null {
+    if (value === undefined || value === "") return null;
+    if (!SHAPES.slug.pattern.test(value)) {
+      throw new InvalidRequestError("This form names no namespace: reload the people page");
+    }
+    return value;
+  }
+
+  /** The notice of `?done=added|removed&user=…&namespace=…` after a change. */
+  async function doneNotice(
+    c: Context<ConsoleEnv>,
+    tenant: string,
+  ): Promise<PageNotice | undefined> {
+    const done = c.req.query("done");
+    const user = c.req.query("user") ?? "";
+    if ((done !== "added" && done !== "removed") || !SHAPES.userId.pattern.test(user)) {
+      return undefined;
+    }
+    const ns = c.req.query("namespace");
+    const person = c.get("person");
+    // The notice reports the viewer's own change: only someone who may make it sees it (the
+    // query is anyone's to write, and must not turn a user id into an email).
+    const mayChange = ns
+      ? await can(kv, person, "namespace.admins", { tenant, namespace: ns })
+      : await can(kv, person, "tenant.admins", { tenant });
+    if (!mayChange) return undefined;
+    const email = await nameHere(person, tenant, user);
+    const role = ns ? `an admin of namespace ${ns}` : `a tenant admin of ${tenant}`;
+    return {
+      kind: "info",
+      text: done === "added" ? `${email} is ${role}.` : `${email} is no longer ${role}.`,
+    };
+  }
+
+  /**
+   * An id as this tenant's pages name it: the email of one of the tenant's
+   * people (for a superadmin: of any user), else the id as given, so a page
+   * of this tenant never shows the email of another tenant's person.
+   */
+  async function nameHere(person: SessionPrincipal, tenant: string, id: string) {
+    if (!SHAPES.userId.pattern.test(id)) return id;
+    if (!isSuperadmin(person)) {
+      const record = await findTenant(kv, tenant);
+      if (record === null || !await isTenantPerson(deps, record, id)) return id;
+    }
+    return (await peopleNames(authDeps(deps), person).email(id)) ?? id;
+  }
+
+  async function loadModel(person: SessionPrincipal, tenant: string): Promise<PeopleModel> {
+    await authorize(kv, person, "tenant.read", { tenant }); // as GET /tenants/{t}/admins
+    await getTenant(kv, tenant);
+    const names = peopleNames(authDeps(deps), person);
+    const withEmails = async (list: Membership[]): Promise<Admin[]> => {
+      const out: Admin[] = [];
+      for (const m of list) out.push({ ...m, email: (await names.email(m.user_id)) ?? "" });
+      return out.sort(byEmail);
+    };
+    const tenantAdmins = await withEmails(await listTenantAdmins(kv, tenant));
+    const namespaces: NamespaceAdmins[] = [];
+    for (const ns of await listNamespaces(kv, tenant)) {
+      const target = { tenant, namespace: ns.slug };
+      if (!await can(kv, person, "namespace.read", target)) continue; // as GET …/{ns}/admins
+      namespaces.push({
+        slug: ns.slug,
+        admins: await withEmails(await listNamespaceAdmins(kv, tenant, ns.slug)),
+        mayChange: await can(kv, person, "namespace.admins", target),
+      });
+    }
+    let members: Member[] | null = null;
+    if (await can(kv, person, "user.list", { tenant })) { // as GET /users?tenant=
+      members = [];
+      for (const id of await tenantMemberIds(kv, tenant)) {
+        const user = await names.user(id);
+        if (user === null) continue;
+        const roles = tenantAdmins.some((a) => a.user_id === id) ? ["tenant admin"] : [];
+        for (const ns of namespaces) {
+          if (ns.admins.some((a) => a.user_id === id)) roles.push(`admin of ${ns.slug}`);
+        }
+        members.push({ id, email: user.email, created_at: user.created_at, roles });
+      }
+      members.sort(byEmail);
+    }
+    let policy: PeopleModel["policy"] = "hidden";
+    if (await can(kv, person, "tenant.login", { tenant })) {
+      try {
+        policy = await getLoginPolicy(deps, person, tenant);
+      } catch (err) {
+        if (!(err instanceof NotFoundError)) throw err;
+        policy = null;
+      }
+    }
+    const setBy = policy !== "hidden" && policy !== null ? policy.updated_by : "";
+    return {
+      tenant,
+      tenantAdmins,
+      mayChangeTenantAdmins: await can(kv, person, "tenant.admins", { tenant }),
+      namespaces,
+      members,
+      policy,
+      policySetBy: await nameHere(person, tenant, setBy),
+    };
+  }
+
+  async function peoplePage(
+    c: Context<ConsoleEnv>,
+    tenant: string,
+    extra: { notice?: PageNotice | undefined; refused?: Refused; status?: 400 | 404 | 409 },
+  ): Promise<Response> {
+    const model = await loadModel(c.get("person"), tenant);
+    const csrf = c.get("csrf");
+    const refused = extra.refused;
+    return consolePage(
+      c,
+      {
+        title: "People",
+        tenant,
+        section: "people",
+        crumbs: tenantCrumbs(tenant, { label: "People" }),
+        ...(extra.status === undefined ? {} : { status: extra.status }),
+      },
+      <>
+        {extra.notice === undefined
+          ? null
+          : <Notice kind={extra.notice.kind}>{extra.notice.text}</Notice>}
+        {refused === undefined ? null : (
+          <Notice kind="error">
+            <p>
+              <a href={`#${addFieldId(refused.namespace)}`}>
+                {refused.namespace === null
+                  ? "Could not add a tenant admin"
+                  : `Could not add an admin of ${refused.namespace}`}
+              </a>: {refused.message}
+            </p>
+          </Notice>
+        )}
+        <h2 id="tenant-admins">Tenant admins</h2>
+        <p class="small muted">
+          They manage {tenant}: its namespaces, tokens, people and login policy.
+        </p>
+        <AdminTable
+          tenant={tenant}
+          namespace={null}
+          admins={model.tenantAdmins}
+          mayChange={model.mayChangeTenantAdmins}
+          self={c.get("person").user_id}
+        />
+        {model.mayChangeTenantAdmins
+          ? (
+            <AddForm
+              tenant={tenant}
+              namespace={null}
+              csrf={csrf}
+              refused={refused?.namespace === null ? refused : undefined}
+            />
+          )
+          : null}
+
+        <h2 id="namespace-admins">Namespace admins</h2>
+        <p class="small muted">
+          They push to their namespace, roll it back and manage its tokens.
+        </p>
+        {model.namespaces.length === 0 ? <p>No namespace you can read in {tenant}.</p> : null}
+        {model.namespaces.map((ns) => (
+          <section aria-labelledby={`ns-${ns.slug}`}>
+            <h3 id={`ns-${ns.slug}`}>
+              <a href={ui.namespace(tenant, ns.slug)}>{ns.slug}</a>
+            </h3>
+            <AdminTable
+              tenant={tenant}
+              namespace={ns.slug}
+              admins={ns.admins}
+              mayChange={ns.mayChange}
+              self={c.get("person").user_id}
+            />
+            {ns.mayChange
+              ? (
+                <AddForm
+                  tenant={tenant}
+                  namespace={ns.slug}
+                  csrf={csrf}
+                  refused={refused?.namespace === ns.slug ? refused : undefined}
+                />
+              )
+              : null}
+          </section>
+        ))}
+
+        <h2 id="members">People of {tenant}</h2>
+        <MemberList tenant={tenant} members={model.members} />
+
+        <h2 id="login-policy">How people sign in</h2>
+        {model.policy === "hidden"
+          ? <p>Only the admins of {tenant} can read its login policy.</p>
+          : model.policy === null
+          ? (
+            <p>
+              {tenant}{" "}
+              has no login policy yet: nobody can sign in to it. A superadmin or a tenant admin sets
+              one with <code>cfgtool tenant login set {tenant}</code>.
+            </p>
+          )
+          : (
+            <>
+              <LoginPolicyView record={model.policy} updatedBy={model.policySetBy} />
+              <p class="small muted">
+                Change it with <code>cfgtool tenant login set {tenant}</code>{" "}
+                (docs/login.md). A new policy applies from the next sign-in.
+              </p>
+            </>
+          )}
+      </>,
+    );
+  }
+
+  async function confirmRemove(
+    c: Context<ConsoleEnv>,
+    tenant: string,
+    userId: string,
+    nsText: string,
+  ): Promise<Response> {
+    const person = c.get("person");
+    const namespace = scopeOf(nsText);
+    if (namespace === null) await authorize(kv, person, "tenant.admins", { tenant });
+    else await authorize(kv, person, "namespace.admins", { tenant, namespace });
+    const list = namespace === null
+      ? await listTenantAdmins(kv, tenant)
+      : await listNamespaceAdmins(kv, tenant, namespace);
+    if (!SHAPES.userId.pattern.test(userId) || !list.some((m) => m.user_id === userId)) {
+      throw new NotFoundError(
+        "admin_not_found",
+        namespace === null
+          ? `That person is not a tenant admin of ${tenant}`
+          : `That person is not an admin of namespace ${namespace}`,
+      );
+    }
+    const email = await peopleNames(authDeps(deps), person).label(userId);
+    const role = namespace === null
+      ? `tenant admin of ${tenant}`
+      : `admin of namespace ${namespace}`;
+    const loses = namespace === null
+      ? `managing ${tenant}: its namespaces, tokens, people and login policy`
+      : `pushing to ${namespace}, rolling it back and managing its tokens`;
+    return consolePage(
+      c,
+      {
+        title: "Remove an admin",
+        tenant,
+        section: "people",
+        crumbs: tenantCrumbs(
+          tenant,
+          { label: "People", href: ui.people(tenant) },
+          { label: "Remove an admin" },
+        ),
+      },
+      <div class="card">
+        <p>
+          Remove <strong class="wrap">{email}</strong> as {role}?
+        </p>
+        <p>
+          From their next request they can no longer do what the role gave them:{" "}
+          {loses}. They stay signed in and keep any other role (a person signed in to {tenant}{" "}
+          still reads it). You can add them again later.
+        </p>
+        {userId === person.user_id
+          ? (
+            <Notice kind="error">
+              <p>This is you: you lose this role yourself, at once.</p>
+            </Notice>
+          )
+          : null}
+        <form method="post" action={ui.peopleChange(tenant, "remove")} class="inline">
+          <CsrfField token={c.get("csrf")} />
+          <input type="hidden" name="user_id" value={userId} />
+          {namespace === null ? null : <input type="hidden" name="namespace" value={namespace} />}
+          <input type="hidden" name={CONFIRM_FIELD} value="yes" />
+          <div>
+            <button type="submit" class="danger">Remove {role}</button>
+          </div>
+          <div>
+            <a class="button secondary" href={ui.people(tenant)}>Cancel</a>
+          </div>
+        </form>
+      </div>,
+    );
+  }
+
+  return app;
+}
+
+/**
+ * A change the services refused for what the form asked (no such person,
+ * already an admin, the last admin, …): shown on the page. A refusal of
+ * the person themselves (403) is the console's error page, as anywhere.
+ */
+function refusedChange(err: unknown): err is CfgtoolError {
+  return err instanceof CfgtoolError && !(err instanceof ForbiddenError);
+}
+
+/** Sorts people by email. */
+function byEmail(a: { email: string }, b: { email: string }): number {
+  return a.email < b.email ? -1 : a.email > b.email ? 1 : 0;
+}
+
+/** The id of an add form's email field. */
+function addFieldId(namespace: string | null): string {
+  return namespace === null ? "add-tenant-admin" : `add-admin-${namespace}`;
+}
+
+function AdminTable(
+  props: {
+    tenant: string;
+    namespace: string | null;
+    admins: Admin[];
+    mayChange: boolean;
+    self: string;
+  },
+) {
+  const { tenant, namespace } = props;
+  if (props.admins.length === 0) {
+    return <p class="muted">{namespace === null ? "No tenant admin." : "No admin."}</p>;
+  }
+  const what = namespace === null ? "tenant admin" : `admin of ${namespace}`;
+  return (
+    <DataTable
+      columns={[
+        "Person",
+        { label: "Admin since", secondary: true },
+        ...(props.mayChange ? ["Change"] : []),
+      ]}
+      caption={namespace === null
+        ? `Tenant admins of ${tenant}`
+        : `Admins of namespace ${namespace}`}
+      captionHidden
+    >
+      {props.admins.map((a) => (
+        <tr>
+          <td class="wrap">
+            {a.email === "" ? <code>{a.user_id}</code> : a.email}
+            {a.user_id === props.self
+              ? (
+                <>
+                  {" "}
+                  <span class="small muted">(you)</span>
+                </>
+              )
+              : null}
+          </td>
+          <td class="hide-narrow">
+            <Time iso={a.added_at} />
+          </td>
+          {props.mayChange
+            ? (
+              <td>
+                <a
+                  class="button secondary"
+                  href={ui.people(tenant, {
+                    remove: a.user_id,
+                    namespace: namespace ?? undefined,
+                  })}
+                >
+                  Remove<span class="sr-only">{` ${a.email || a.user_id} as ${what}`}</span>…
+                </a>
+              </td>
+            )
+            : null}
+        </tr>
+      ))}
+    </DataTable>
+  );
+}
+
+function AddForm(
+  props: { tenant: string; namespace: string | null; csrf: string; refused?: Refused | undefined },
+) {
+  const { tenant, namespace, refused } = props;
+  const id = addFieldId(namespace);
+  const hint = `${id}-hint`;
+  const problem = `${id}-problem`;
+  const label = namespace === null ? "Add a tenant admin" : `Add an admin of ${namespace}`;
+  return (
+    <form method="post" action={ui.peopleChange(tenant, "add")} class="inline">
+      <CsrfField token={props.csrf} />
+      {namespace === null ? null : <input type="hidden" name="namespace" value={namespace} />}
+      <InlineField
+        id={id}
+        label={`${label} (email)`}
+        problem={refused?.message}
+      >
+        <input
+          id={id}
+          type="email"
+          name="email"
+          required
+          autocomplete="off"
+          value={refused?.email ?? ""}
+          aria-describedby={refused === undefined ? hint : `${problem} ${hint}`}
+          aria-invalid={refused === undefined ? undefined : "true"}
+        />
+      </InlineField>
+      <div>
+        <button type="submit">Add</button>
+      </div>
+      <p id={hint} class="small muted fill">
+        The person must be signed in to {tenant}{" "}
+        when you add them (people exist after their first sign-in), or already be an admin of{" "}
+        {tenant} or of one of its namespaces.
+      </p>
+    </form>
+  );
+}
+
+function MemberList(props: { tenant: string; members: Member[] | null }) {
+  const { tenant, members } = props;
+  const signIns = (
+    <a href={ui.audit(tenant, { type: "login.succeeded" })}>the sign-ins in the audit log</a>
+  );
+  if (members === null) {
+    return (
+      <p>
+        Only the admins of {tenant} can list its people. Everyone who signs in to {tenant}{" "}
+        reads it; see {signIns}.
+      </p>
+    );
+  }
+  return (
+    <>
+      <p class="small muted">
+        The people on an admin list of{" "}
+        {tenant}, as the API lists them. Anyone the login policy admits may sign in and read{" "}
+        {tenant} without being listed here: see {signIns}.
+      </p>
+      {members.length === 0 ? <p>Nobody yet.</p> : (
+        <DataTable
+          columns={["Person", "Roles", { label: "User since", secondary: true }]}
+          caption={`People of ${tenant}`}
+          captionHidden
+        >
+          {members.map((m) => (
+            <tr>
+              <td class="wrap">{m.email}</td>
+              <td>{m.roles.join(", ")}</td>
+              <td class="hide-narrow">
+                <Time iso={m.created_at} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,427 @@
+/**
+ * The predicate engine shared by workspace qualifiers and flag segments: one
+ * list of operators, one validator and one compiler that turns a predicate
+ * into a fast matcher.
+ *
+ * A predicate reads a dotted attribute path from a context. An attribute of
+ * the form `<refPrefix>.<name>` (`qualifier.x` in workspaces, `segment.x` in
+ * flag manifests) reads the truth value of another named condition instead;
+ * the caller supplies that lookup. A predicate whose attribute is absent from
+ * the context does not hold, whatever the operator, except `exists`.
+ *
+ * @module
+ */
+import semver from "semver";
+import { compilePattern } from "../linear_regex.ts";
+
+/** Every operator, in documentation order. */
+export const OPERATORS = [
+  "eq",
+  "neq",
+  "in",
+  "not_in",
+  "lt",
+  "lte",
+  "gt",
+  "gte",
+  "starts_with",
+  "ends_with",
+  "contains",
+  "matches",
+  "exists",
+  "semver_eq",
+  "semver_lt",
+  "semver_gt",
+] as const;
+
+/** One operator name. */
+export type Operator = typeof OPERATORS[number];
+
+/** A scalar a predicate can compare with. */
+export type Scalar = string | number | boolean;
+
+/** A validated predicate. */
+export interface Predicate {
+  /** Dotted context path, or `<refPrefix>.<name>` for a reference. */
+  attribute: string;
+  /** The operator. */
+  op: Operator;
+  /** The comparison value; its shape depends on `op`. */
+  value: Scalar | Scalar[];
+}
+
+/** A context: nested JSON object of runtime facts. */
+export type Context = Readonly<Record<string, unknown>>;
+
+/** Reads the truth value of a referenced condition by name. */
+export type RefLookup = (name: string) => boolean;
+
+/** A compiled predicate or predicate list. */
+export type Matcher = (ctx: Context, ref: RefLookup) => boolean;
+
+/** A problem found while validating a predicate: key path and message. */
+export interface PredicateProblem {
+  /** Key path relative to the predicate table (`op`, `value`, `value[1]`). */
+  key: string;
+  /** What is wrong. */
+  message: string;
+}
+
+const PREDICATE_KEYS = new Set(["attribute", "op", "value"]);
+const ATTRIBUTE_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+
+/** Options of {@linkcode validatePredicate}. */
+export interface PredicateOptions {
+  /**
+   * Accept a `matches` pattern that the linear-time engine refuses (not RE2
+   * syntax, too long, too complex) as a predicate that never holds, with a
+   * warning instead of a problem. For loading data that an earlier release
+   * stored; what is written new is always checked strictly.
+   */
+  lenientPatterns?: boolean;
+}
+
+/**
+ * Validates a raw predicate table (as parsed from TOML) and returns the typed
+ * predicate, or the list of problems. A reference attribute
+ * (`<refPrefix>.<name>`) takes only `op = "eq"` with a boolean value. With
+ * `lenientPatterns`, a `matches` pattern the engine refuses gives the
+ * predicate plus a warning (the compiled predicate never holds).
+ *
+ * @param raw the parsed table
+ * @param refPrefix `qualifier` or `segment`
+ * @param options `lenientPatterns`
+ * @returns `{predicate, warnings}` when valid, else `{problems}` (key paths relative to the table)
+ *
+ * @example
+ * ```ts
+ * import { validatePredicate } from "./conditions.ts";
+ * const ok = validatePredicate({ attribute: "account.plan", op: "eq", value: "pro" }, "qualifier");
+ * if (!("predicate" in ok)) throw new Error();
+ * const bad = validatePredicate({ attribute: "a", op: "lt", value: "x" }, "qualifier");
+ * if (!("problems" in bad)) throw new Error();
+ * const js = { attribute: "a", op: "matches", value: "(?=a)" };
+ * if (!("problems" in validatePredicate(js, "segment"))) throw new Error();
+ * const kept = validatePredicate(js, "segment", { lenientPatterns: true });
+ * if (!("predicate" in kept) || kept.warnings.length !== 1) throw new Error();
+ * ```
+ */
+export function validatePredicate(
+  raw: unknown,
+  refPrefix: string,
+  options: PredicateOptions = {},
+): { predicate: Predicate; warnings: PredicateProblem[] } | { problems: PredicateProblem[] } {
+  const warnings: PredicateProblem[] = [];
+  const problems: PredicateProblem[] = [];
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    return { problems: [{ key: "", message: "a predicate must be a table" }] };
+  }
+  const t = raw as Record<string, unknown>;
+  for (const k of Object.keys(t)) {
+    if (!PREDICATE_KEYS.has(k)) problems.push({ key: k, message: `unknown key "${k}"` });
+  }
+  const { attribute, op, value } = t;
+  if (typeof attribute !== "string" || !ATTRIBUTE_RE.test(attribute)) {
+    problems.push({
+      key: "attribute",
+      message: typeof attribute === "string"
+        ? `"${attribute}" is not a dotted attribute path`
+        : "attribute is required and must be a string",
+    });
+  }
+  if (typeof op !== "string" || !(OPERATORS as readonly string[]).includes(op)) {
+    problems.push({
+      key: "op",
+      message: typeof op === "string"
+        ? `unknown operator "${op}" (one of ${OPERATORS.join(", ")})`
+        : "op is required and must be a string",
+    });
+    return { problems };
+  }
+  if (value === undefined) {
+    problems.push({ key: "value", message: "value is required" });
+    return { problems };
+  }
+  const isRef = typeof attribute === "string" && refName(attribute, refPrefix) !== undefined;
+  if (isRef) {
+    if (op !== "eq") {
+      problems.push({ key: "op", message: `a ${refPrefix} reference takes op "eq"` });
+    }
+    if (typeof value !== "boolean") {
+      problems.push({
+        key: "value",
+        message: `a ${refPrefix} reference compares with true or false`,
+      });
+    }
+  } else {
+    const msg = checkValue(op as Operator, value);
+    if (msg && op === "matches" && typeof value === "string" && options.lenientPatterns) {
+      warnings.push({ key: "value", message: `${msg}; this predicate never holds` });
+    } else if (msg) problems.push({ key: "value", message: msg });
+  }
+  if (problems.length > 0) return { problems };
+  return {
+    predicate: { attribute: attribute as string, op: op as Operator, value: value as Scalar },
+    warnings,
+  };
+}
+
+/**
+ * The referenced name when `attribute` is `<refPrefix>.<name>`, else undefined.
+ *
+ * @example
+ * ```ts
+ * import { refName } from "./conditions.ts";
+ * if (refName("qualifier.beta", "qualifier") !== "beta") throw new Error();
+ * if (refName("account.plan", "qualifier") !== undefined) throw new Error();
+ * ```
+ */
+export function refName(attribute: string, refPrefix: string): string | undefined {
+  const p = refPrefix + ".";
+  return attribute.startsWith(p) && attribute.length > p.length
+    ? attribute.slice(p.length)
+    : undefined;
+}
+
+/**
+ * The JSON Schema type a context attribute must have for a predicate, as the
+ * context contract records it: the type of the value (of its items for `in`
+ * and `not_in`); `number` for the ordering operators; `string` for the string
+ * and semver operators; undefined for `exists` (any type).
+ *
+ * @example
+ * ```ts
+ * import { attributeType } from "./conditions.ts";
+ * if (attributeType({ attribute: "a", op: "in", value: ["x"] }) !== "string") throw new Error();
+ * ```
+ */
+export function attributeType(p: Predicate): "string" | "boolean" | "number" | undefined {
+  if (p.op === "exists") return undefined;
+  const v = Array.isArray(p.value) ? p.value[0] : p.value;
+  return typeof v === "string" ? "string" : typeof v === "boolean" ? "boolean" : "number";
+}
+
+/**
+ * Reads a dotted path from a context; undefined when any step is absent.
+ *
+ * @example
+ * ```ts
+ * import { lookup } from "./conditions.ts";
+ * if (lookup({ account: { plan: "pro" } }, "account.plan") !== "pro") throw new Error();
+ * ```
+ */
+export function lookup(ctx: Context, path: string): unknown {
+  if (Object.hasOwn(ctx, path)) return ctx[path];
+  let cur: unknown = ctx;
+  let start = 0;
+  while (true) {
+    if (cur === null || typeof cur !== "object" || Array.isArray(cur)) return undefined;
+    const dot = path.indexOf(".", start);
+    const key = dot === -1 ? path.slice(start) : path.slice(start, dot);
+    const obj = cur as Record<string, unknown>;
+    cur = Object.hasOwn(obj, key) ? obj[key] : undefined;
+    if (dot === -1 || cur === undefined) return cur;
+    start = dot + 1;
+  }
+}
+
+/**
+ * Compiles one validated predicate into a matcher. Regexes and semver values
+ * are prepared once here, not at every evaluation. A `matches` pattern the
+ * linear-time engine refuses (accepted only by lenient validation) compiles
+ * to a predicate that never holds, so a matcher never throws.
+ *
+ * @example
+ * ```ts
+ * import { compilePredicate } from "./conditions.ts";
+ * const m = compilePredicate({ attribute: "n", op: "gte", value: 3 }, "segment");
+ * if (!m({ n: 4 }, () => false) || m({}, () => false)) throw new Error();
+ * ```
+ */
+export function compilePredicate(p: Predicate, refPrefix: string): Matcher {
+  const ref = refName(p.attribute, refPrefix);
+  if (ref !== undefined) {
+    const want = p.value === true;
+    return (_ctx, lookupRef) => lookupRef(ref) === want;
+  }
+  const read = compileLookup(p.attribute);
+  const test = compileTest(p.op, p.value);
+  if (p.op === "exists") return (ctx) => test(read(ctx));
+  return (ctx) => {
+    const v = read(ctx);
+    return v !== undefined && v !== null && test(v);
+  };
+}
+
+/**
+ * Compiles a dotted path into a reader that behaves as {@linkcode lookup}
+ * but splits the path once, not at every call.
+ *
+ * @example
+ * ```ts
+ * import { compileLookup } from "./conditions.ts";
+ * const read = compileLookup("account.plan");
+ * if (read({ account: { plan: "pro" } }) !== "pro") throw new Error();
+ * ```
+ */
+export function compileLookup(path: string): (ctx: Context) => unknown {
+  const steps = path.split(".");
+  if (steps.length === 1) return (ctx) => (Object.hasOwn(ctx, path) ? ctx[path] : undefined);
+  return (ctx) => {
+    if (Object.hasOwn(ctx, path)) return ctx[path];
+    let cur: unknown = ctx;
+    for (const key of steps) {
+      if (cur === null || typeof cur !== "object" || Array.isArray(cur)) return undefined;
+      const obj = cur as Record<string, unknown>;
+      if (!Object.hasOwn(obj, key)) return undefined;
+      cur = obj[key];
+    }
+    return cur;
+  };
+}
+
+/**
+ * Compiles a predicate list with `all` (every predicate holds; an empty list
+ * holds) or `any` (at least one holds) semantics.
+ *
+ * @example
+ * ```ts
+ * import { compileAll } from "./conditions.ts";
+ * const m = compileAll([{ attribute: "a", op: "eq", value: 1 }, { attribute: "b", op: "eq", value: 2 }], "any", "segment");
+ * if (!m({ b: 2 }, () => false)) throw new Error();
+ * ```
+ */
+export function compileAll(
+  preds: readonly Predicate[],
+  match: "all" | "any",
+  refPrefix: string,
+): Matcher {
+  const ms = preds.map((p) => compilePredicate(p, refPrefix));
+  if (ms.length === 1) return ms[0]!;
+  if (match === "all") {
+    return (ctx, ref) => {
+      for (const m of ms) if (!m(ctx, ref)) return false;
+      return true;
+    };
+  }
+  return (ctx, ref) => {
+    for (const m of ms) if (m(ctx, ref)) return true;
+    return false;
+  };
+}
+
+function isScalar(v: unknown): v is Scalar {
+  return typeof v === "string" || typeof v === "boolean" ||
+    (typeof v === "number" && Number.isFinite(v));
+}
+
+function checkValue(op: Operator, value: unknown): string | undefined {
+  switch (op) {
+    case "eq":
+    case "neq":
+      return isScalar(value) ? undefined : `${op} compares with a string, number or boolean`;
+    case "in":
+    case "not_in": {
+      if (!Array.isArray(value) || value.length === 0 || !value.every(isScalar)) {
+        return `${op} takes a non-empty array of strings, numbers or booleans`;
+      }
+      const kinds = new Set(value.map((x) => typeof x));
+      return kinds.size === 1 ? undefined : `${op} takes items of one type`;
+    }
+    case "lt":
+    case "lte":
+    case "gt":
+    case "gte":
+      return typeof value === "number" && Number.isFinite(value)
+        ? undefined
+        : `${op} compares with a number`;
+    case "starts_with":
+    case "ends_with":
+    case "contains":
+      return typeof value === "string" ? undefined : `${op} takes a string`;
+    case "matches": {
+      if (typeof value !== "string") return "matches takes a regular expression string";
+      const compiled = compilePattern(value);
+      return "problem" in compiled ? compiled.problem : undefined;
+    }
+    case "exists":
+      return typeof value === "boolean" ? undefined : "exists takes true or false";
+    case "semver_eq":
+    case "semver_lt":
+    case "semver_gt":
+      return typeof value === "string" && semver.valid(value) !== null
+        ? undefined
+        : `${op} takes a semantic version string such as "1.2.3"`;
+  }
+}
+
+function compileTest(op: Operator, value: Scalar | Scalar[]): (v: unknown) => boolean {
+  switch (op) {
+    case "eq":
+      return (v) => v === value;
+    case "neq":
+      return (v) => v !== value;
+    case "in": {
+      const set = new Set(value as Scalar[]);
+      return (v) => set.has(v as Scalar);
+    }
+    case "not_in": {
+      const set = new Set(value as Scalar[]);
+      return (v) => isScalar(v) && !set.has(v);
+    }
+    case "lt":
+      return (v) => typeof v === "number" && v < (value as number);
+    case "lte":
+      return (v) => typeof v === "number" && v <= (value as number);
+    case "gt":
+      return (v) => typeof v === "number" && v > (value as number);
+    case "gte":
+      return (v) => typeof v === "number" && v >= (value as number);
+    case "starts_with":
+      return (v) => typeof v === "string" && v.startsWith(value as string);
+    case "ends_with":
+      return (v) => typeof v === "string" && v.endsWith(value as string);
+    case "contains":
+      return (v) =>
+        typeof v === "string" ? v.includes(value as string) : Array.isArray(v) && v.includes(value);
+    case "matches": {
+      const compiled = compilePattern(value as string);
+      // A pattern the engine refuses reaches here only from a stored
+      // manifest loaded leniently: it never holds.
+      if ("problem" in compiled) return () => false;
+      const re = compiled.regex;
+      return (v) => typeof v === "string" && re.test(v);
+    }
+    case "exists":
+      return (v) => (v !== undefined) === value;
+    case "semver_eq":
+      return semverTest(value as string, (c) => c === 0);
+    case "semver_lt":
+      return semverTest(value as string, (c) => c < 0);
+    case "semver_gt":
+      return semverTest(value as string, (c) => c > 0);
+  }
+}
+
+function semverTest(target: string, ok: (cmp: number) => boolean): (v: unknown) => boolean {
+  const t = semver.parse(target)!;
+  return (v) => {
+    if (typeof v !== "string") return false;
+    const parsed = parseSemverCached(v);
+    return parsed !== null && ok(parsed.compare(t));
+  };
+}
+
+/** Context versions repeat (app versions, OS versions): parse each once. */
+const SEMVER_CACHE = new Map<string, semver.SemVer | null>();
+const SEMVER_CACHE_MAX = 1024;
+
+function parseSemverCached(v: string): semver.SemVer | null {
+  let parsed = SEMVER_CACHE.get(v);
+  if (parsed === undefined) {
+    parsed = semver.parse(v);
+    if (SEMVER_CACHE.size >= SEMVER_CACHE_MAX) SEMVER_CACHE.clear();
+    SEMVER_CACHE.set(v, parsed);
+  }
+  return parsed;
+}
