@@ -10,6 +10,7 @@
 import { assert, assertEquals } from "./assert.ts";
 import { ENTRY_FILES, graphOf, type ImportGraph, readRepoGraph } from "./architecture/graph.ts";
 import { kvCalls } from "./architecture/kv_calls.ts";
+import { credentialReads } from "./architecture/credential_reads.ts";
 import {
   folderLoops,
   formatViolations,
@@ -19,11 +20,18 @@ import {
   libImportsOfEntries,
   loopsInFolder,
   reachInto,
+  valueImportsOf,
   valueLoopsInLib,
   type Violation,
 } from "./architecture/rules.ts";
 
 const ROOT = new URL("../", import.meta.url);
+
+/** The module that decides what a principal may do: called only by services (and auth/ itself). */
+const AUTHORIZATION = "lib/auth/permissions.ts";
+
+/** The one module that reads a request's credential. */
+const AUTHENTICATION = "lib/http/authn.ts";
 
 /** The folders the SDK must never reach, even through other folders. */
 const SERVER_SIDE = [
@@ -52,6 +60,12 @@ const rules = {
   sdkReach: (g: ImportGraph) => reachInto(g, "client", SERVER_SIDE),
   flagsAndClosureImports: (g: ImportGraph) => importsOutside(g, ["flags", "closure"], ["protocol"]),
   observabilityImportsLeaves: (g: ImportGraph) => importsOutside(g, ["metrics", "telemetry"], []),
+  webImportsNoStore: (g: ImportGraph) => [
+    ...importsInto(g, "http", ["store"]),
+    ...importsInto(g, "console", ["store"]),
+  ],
+  authorizeOnlyInServices: (g: ImportGraph) =>
+    valueImportsOf(g, AUTHORIZATION, ["services", "auth"]),
   cliUsesSdk: (g: ImportGraph) =>
     importsInto(
       g,
@@ -144,7 +158,76 @@ Deno.test("the CLI reaches the service only through the SDK (no http/, events/, 
   assertNone(rules.cliUsesSdk(await repo()));
 });
 
+Deno.test("lib/http and lib/console import nothing of lib/store (services are the one door)", async () => {
+  assertNone(rules.webImportsNoStore(await repo()));
+});
+
+Deno.test("only lib/services (and lib/auth) call the permission checks", async () => {
+  assertNone(rules.authorizeOnlyInServices(await repo()));
+});
+
+/** Every .ts/.tsx file under lib/, relative to the repository root. */
+async function libSources(): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(new URL(dir, ROOT))) {
+      const path = `${dir}/${e.name}`;
+      if (e.isDirectory) await walk(path);
+      else if (/\.tsx?$/.test(path)) out.push(path);
+    }
+  };
+  await walk("lib");
+  return out.sort();
+}
+
+Deno.test("only the authentication module reads the Authorization header or the session cookie", async () => {
+  const found: string[] = [];
+  for (const path of await libSources()) {
+    if (path === AUTHENTICATION) continue;
+    const source = await Deno.readTextFile(new URL(path, ROOT));
+    for (const r of credentialReads(path, source)) found.push(`${r.path}:${r.line} ${r.text}`);
+  }
+  assertEquals(found, [], `credential reads outside ${AUTHENTICATION}:\n${found.join("\n")}`);
+});
+
 // Each rule catches a violation in a made-up graph.
+
+Deno.test("an import of lib/store from lib/http or lib/console is reported, type-only too", () => {
+  const graph = made({
+    "lib/http/tokens.ts": 'import { getTokenRecord } from "../store/tokens.ts";',
+    "lib/console/people.tsx": 'import type { User } from "../store/users.ts";',
+    "lib/services/tokens.ts": 'import { getTokenRecord } from "../store/tokens.ts";',
+  });
+  assertEquals(pairs(rules.webImportsNoStore(graph)), [
+    "lib/http/tokens.ts -> lib/store/tokens.ts",
+    "lib/console/people.tsx -> lib/store/users.ts",
+  ]);
+});
+
+Deno.test("a permission check called outside lib/services is reported; its types are not", () => {
+  const graph = made({
+    "lib/http/users.ts": 'import { authorize } from "../auth/permissions.ts";',
+    "lib/console/flag.tsx": 'import { can } from "../auth/permissions.ts";',
+    "lib/http/deps.ts": 'import type { Action } from "../auth/permissions.ts";',
+    "lib/services/users.ts": 'import { authorize } from "../auth/permissions.ts";',
+    "lib/auth/stream_guard.ts": 'import { can } from "./permissions.ts";',
+  });
+  assertEquals(pairs(rules.authorizeOnlyInServices(graph)), [
+    "lib/console/flag.tsx -> lib/auth/permissions.ts",
+    "lib/http/users.ts -> lib/auth/permissions.ts",
+  ]);
+});
+
+Deno.test("a read of the Authorization header or the session cookie is found, one in a comment is not", () => {
+  const source = [
+    '// c.req.header("authorization")',
+    'const a = c.req.header("authorization");',
+    "const b = req.headers.get('Authorization');",
+    "const c2 = getCookie(c, PLAIN_COOKIE);",
+    'headers.set("authorization", `Bearer ${t}`); // setting is not reading',
+  ].join("\n");
+  assertEquals(credentialReads("a.ts", source).map((r) => r.line), [2, 3, 4]);
+});
 
 Deno.test("an import of an entry file from lib/ is reported, dynamic or not", () => {
   const graph = made({
@@ -320,7 +403,7 @@ Deno.test("only lib/store touches the KV", async () => {
       const path = `${dir}/${e.name}`;
       if (e.isDirectory) {
         if (path !== "lib/store") await walk(path);
-      } else if (path.endsWith(".ts") && !KV_WRAPPERS.has(path)) {
+      } else if (/\.tsx?$/.test(path) && !KV_WRAPPERS.has(path)) {
         const source = await Deno.readTextFile(new URL(path, root));
         for (const c of kvCalls(path, source)) found.push(`${c.path}:${c.line} kv.${c.method}`);
       }

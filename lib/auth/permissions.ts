@@ -43,6 +43,7 @@ import { findLoginPolicy } from "../store/login_policies.ts";
 import type { TokenRecord, TokenType } from "../store/tokens.ts";
 import type { Principal, SessionPrincipal } from "./principal.ts";
 import { assertPublicEvaluate } from "./public_gate.ts";
+import type { Head } from "../store/versions.ts";
 
 /** Actions on tenants, namespaces, manifests, evaluation and audit. */
 export type Action =
@@ -270,26 +271,24 @@ const NEEDS_NAMESPACE: ReadonlySet<Action> = new Set([
 /** Options of {@linkcode authorize}. */
 export interface AuthorizeOptions {
   /**
-   * The principal's authentication in this same request just checked the
-   * public_evaluate gate (`Authenticated.publicGateChecked`, lib/auth/principal.ts),
-   * so it is not read again. Pass it only for the authorization that
-   * follows that authentication; a later one (a long-lived stream) must
-   * read the gate again.
+   * Where the public_evaluate gate of a `namespace-client` token reads the
+   * namespace's current head: the server's model cache (memory, following
+   * every push); default: the KV.
    */
-  publicGateChecked?: boolean;
+  headOf?: (tenant: string, namespace: string) => Promise<Head | null>;
 }
 
 /**
  * Allows an action or throws 403 `forbidden`. For `namespace-client`
  * tokens, `evaluate` means `evaluate.public`: allowed only for the bound
  * (tenant, namespace, environment) and only while that environment's head
- * has `public_evaluate = true` (read here unless `options.publicGateChecked`).
+ * has `public_evaluate = true` (read through `options.headOf`).
  *
  * @param kv the store (admin lists, manifest head)
  * @param p the principal
  * @param action the action
  * @param target the path's tenant, namespace and environment
- * @param options whether authentication just checked the public gate
+ * @param options where the public gate reads the head
  * @returns nothing
  *
  * @example
@@ -335,8 +334,7 @@ export async function authorize(
         { environment: target.environment },
       );
     }
-    // Checked at authentication just before: the caller says so, once.
-    if (options.publicGateChecked !== true) await assertPublicEvaluate(kv, token);
+    await assertPublicEvaluate(kv, token, options.headOf);
     return;
   }
   if (action === "tenant.list") return;

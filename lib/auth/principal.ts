@@ -86,19 +86,6 @@ export function sessionPrincipal(s: SessionRecord): SessionPrincipal {
 }
 
 /**
- * What {@linkcode authenticateRequest} found: the principal, and whether
- * authentication just checked the public_evaluate gate (namespace-client
- * tokens). A caller that authorizes an evaluation right away may pass
- * `publicGateChecked` to `authorize` (lib/auth/permissions.ts) so the gate
- * is read once per request; any later authorization reads it again.
- */
-export interface Authenticated {
-  principal: Principal;
-  /** True when the namespace-client gate was checked by this authentication. */
-  publicGateChecked: boolean;
-}
-
-/**
  * The id recorded as actor / creator for a principal: the token id or the
  * user id.
  *
@@ -152,12 +139,11 @@ export function actorOf(p: Principal, requestId: string | null): AuditActor {
 }
 
 /**
- * Authenticates a request from its `Authorization` header. Throws 401
- * {@linkcode UnauthorizedError} for a missing, malformed, unknown, expired
- * or revoked credential (an active token found past `expires_at` becomes
- * `expired`, with one `token.expired` audit entry), and 403
- * `ForbiddenError` for a `namespace-client` token whose
- * environment is not public.
+ * Authenticates the value of an `Authorization` header (`Bearer
+ * <credential>`): {@linkcode authenticateCredential} of its credential;
+ * 401 {@linkcode UnauthorizedError} when it is missing or malformed. For
+ * the library and tests; the server reads headers and cookies in one place
+ * (lib/http/authn.ts) and calls {@linkcode authenticateCredential}.
  *
  * @param deps store, key and clock
  * @param authorization the header value (or null when absent)
@@ -182,43 +168,46 @@ export async function authenticate(
   authorization: string | null | undefined,
   ctx: RequestContext,
 ): Promise<Principal> {
-  return (await authenticateRequest(deps, authorization, ctx)).principal;
+  return await authenticateCredential(deps, bearerCredential(authorization), ctx);
 }
 
 /**
- * Like {@linkcode authenticate}, and also says whether the public_evaluate
- * gate of a `namespace-client` token was checked on the way, for the
- * request's evaluation to pass on to `authorize` instead of reading the
- * gate a second time.
+ * Authenticates a credential (a session secret `ses_…` or a service
+ * token). Throws 401 {@linkcode UnauthorizedError} for a malformed,
+ * unknown, expired or revoked credential (an active token found past
+ * `expires_at` becomes `expired`, with one `token.expired` audit entry),
+ * and 403 `ForbiddenError` for a `namespace-client` token whose
+ * environment is not public (read through `deps.headOf`: the server's
+ * model cache, so an evaluation that authorizes the same gate again reads
+ * no store).
  *
- * @param deps store, key and clock
- * @param authorization the header value (or null when absent)
+ * @param deps store, key, clock, credential cache and head reader
+ * @param credential the credential as presented
  * @param ctx request id and client IP
- * @returns the principal, and whether the gate was just checked
+ * @returns the principal
  *
  * @example
  * ```ts
- * import { authenticateRequest } from "./principal.ts";
+ * import { authenticateCredential } from "./principal.ts";
  * import { bootstrapSuperadmin } from "./bootstrap.ts";
  * import { randomTokenKey } from "./hmac_key.ts";
  * const kv = await Deno.openKv(":memory:");
  * const key = await randomTokenKey();
  * const { secret } = await bootstrapSuperadmin(kv, key);
- * const a = await authenticateRequest({ kv, key }, `Bearer ${secret}`, { requestId: "r1" });
- * if (a.principal.kind !== "token" || a.publicGateChecked) throw new Error();
+ * const p = await authenticateCredential({ kv, key }, secret, { requestId: "r1" });
+ * if (p.kind !== "token" || p.token.type !== "superadmin") throw new Error();
  * kv.close();
  * ```
  */
-export async function authenticateRequest(
+export async function authenticateCredential(
   deps: AuthDeps,
-  authorization: string | null | undefined,
+  credential: string,
   ctx: RequestContext,
-): Promise<Authenticated> {
-  const credential = bearerCredential(authorization);
+): Promise<Principal> {
   if (credential.startsWith("ses_")) {
     const session = await findSession(deps.kv, deps.key, credential, clock(deps));
     if (session === null) throw new UnauthorizedError("Unknown or expired session");
-    return { principal: sessionPrincipal(session), publicGateChecked: false };
+    return sessionPrincipal(session);
   }
   if (parseToken(credential) === null) {
     throw new UnauthorizedError("Malformed credential");
@@ -239,10 +228,9 @@ export async function authenticateRequest(
     if (token.status === "active") await expire(deps, token.id, now, ctx);
     throw new UnauthorizedError("Token has expired");
   }
-  const gated = token.type === "namespace-client";
-  if (gated) await assertPublicEvaluate(deps.kv, token, deps.headOf);
+  if (token.type === "namespace-client") await assertPublicEvaluate(deps.kv, token, deps.headOf);
   await touch(deps, entry, now, ctx);
-  return { principal: { kind: "token", token }, publicGateChecked: gated };
+  return { kind: "token", token };
 }
 
 /** Persists `expired` and audits it, once, whoever observes it first. */

@@ -10,19 +10,21 @@
  * @module
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { ForbiddenError, UnauthorizedError } from "../errors.ts";
+import type { SessionPrincipal } from "../auth/principal.ts";
 import { findUser } from "../store/users.ts";
 import { readForm } from "../http/body.ts";
-import { clientIp } from "../http/client_ip.ts";
 import type { AppDeps, AppEnv } from "../http/deps.ts";
-import { browserSession } from "../http/auth/browser_session.ts";
-import { CSRF_FIELD, CSRF_HEADER, csrfAllowed, csrfToken } from "../http/auth/session_cookie.ts";
+import { authenticate } from "../http/authn.ts";
+import { csrfToken } from "../http/auth/session_cookie.ts";
 import type { ConsoleEnv } from "./env.ts";
 
 const SAFE_METHODS = new Set(["GET", "HEAD"]);
 
 /**
- * Middleware that admits a signed-in person (see the module comment).
+ * Middleware that admits a signed-in person (see the module comment):
+ * reads a post's form once (where the CSRF token may be), then the one
+ * authentication middleware with the browser session cookie as the only
+ * credential, then the page's CSRF token and the person's email.
  *
  * @param deps the app dependencies
  * @returns the middleware
@@ -33,38 +35,29 @@ const SAFE_METHODS = new Set(["GET", "HEAD"]);
  * ```
  */
 export function consoleGate(deps: AppDeps): MiddlewareHandler<ConsoleEnv> {
+  const authn = authenticate(deps, {
+    from: ["cookie"],
+    csrf: "header-or-form",
+    unauthenticated: toSignIn,
+  }) as unknown as MiddlewareHandler<ConsoleEnv>;
   return async function consoleGate(c, next) {
-    c.set("clientIp", clientIp(c));
-    const person = await browserSession(c as unknown as Context<AppEnv>, deps);
-    if (person === null) {
-      if (SAFE_METHODS.has(c.req.method) && c.req.header("hx-request") !== "true") {
-        const url = new URL(c.req.url);
-        const next = encodeURIComponent(url.pathname + url.search);
-        return c.redirect(`/auth/login?next=${next}`, 303);
-      }
-      throw new UnauthorizedError("Your session has ended: sign in again");
-    }
-    const form = SAFE_METHODS.has(c.req.method)
-      ? new Map<string, string>()
-      : await formOf(c.req.raw);
-    if (!SAFE_METHODS.has(c.req.method)) {
-      const presented = c.req.header(CSRF_HEADER) ?? form.get(CSRF_FIELD);
-      if (!await csrfAllowed(c.req.raw, deps.key, person.session_id, presented, deps.publicUrl)) {
-        throw new ForbiddenError(
-          "This change did not come from a console page of this service (its CSRF token " +
-            "is missing or wrong): reload the page and try again",
-          { details: { reason: "csrf" } },
-        );
-      }
-    }
-    c.set("principal", person);
-    c.set("person", person);
-    c.set("viaCookie", true);
-    c.set("csrf", await csrfToken(deps.key, person.session_id));
-    c.set("form", form);
-    c.set("email", (await findUser(deps.kv, person.user_id))?.email ?? person.user_id);
-    await next();
+    c.set("form", SAFE_METHODS.has(c.req.method) ? new Map() : await formOf(c.req.raw));
+    return await authn(c, async () => {
+      const person = c.get("principal") as SessionPrincipal;
+      c.set("person", person);
+      c.set("csrf", await csrfToken(deps.key, person.session_id));
+      c.set("email", (await findUser(deps.kv, person.user_id))?.email ?? person.user_id);
+      await next();
+    });
   };
+}
+
+/** Without a session, a page load goes to sign-in and comes back (`next`); anything else is 401. */
+function toSignIn(c: Context<AppEnv>): Response | undefined {
+  if (!SAFE_METHODS.has(c.req.method) || c.req.header("hx-request") === "true") return undefined;
+  const url = new URL(c.req.url);
+  const next = encodeURIComponent(url.pathname + url.search);
+  return c.redirect(`/auth/login?next=${next}`, 303);
 }
 
 /** A post's form fields; a body that is not a form has none (the CSRF check then refuses). */

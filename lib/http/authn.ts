@@ -1,93 +1,304 @@
 /**
- * Authentication middleware for `/api/v1`: a request carries
- * `Authorization: Bearer <credential>`, or (a browser) the session cookie;
- * the principal is stored on the context. A cookie-authenticated request
- * that changes something must carry the session's CSRF token and come from
- * the service's own origin (lib/http/auth/session_cookie.ts), else 403.
- * Expiry, revocation and the namespace-client gate are checked by lib/auth
- * on every request.
+ * The one door of authentication: the only module that reads a request's
+ * credential (the `Authorization: Bearer` header, the browser session
+ * cookie, or a `token` query parameter where a client cannot set headers).
+ * {@linkcode authenticate} is a middleware factory; each part of the
+ * service mounts it with its options and its handlers read the verified
+ * principal from the context (`c.get("principal")`):
+ *
+ * | where | credentials | CSRF on changes by cookie | without a credential |
+ * |---|---|---|---|
+ * | `/api/v1` | bearer, or the browser session cookie | `X-CSRF-Token` | 401 |
+ * | `/ofrep/v1` | bearer | (no cookie) | 401, in OFREP's shape (its sub-app's error handler) |
+ * | the OFREP event stream | the `token` query parameter | (no cookie) | 401 |
+ * | the closure endpoint | bearer | (no cookie) | none: a signed token in the query may stand in |
+ * | `/ui` (the console) | the browser session cookie | `X-CSRF-Token` or the `_csrf` form field | a page load goes to sign-in; else 401 |
+ * | `/auth` (sign-in pages) | bearer, or the browser session cookie | checked by each form | none |
+ *
+ * A cookie counts only when it holds a session a browser sign-in made (a
+ * CLI session planted in a cookie would skip its own limits); a cookie that
+ * no longer authenticates counts as no credential where one is optional. A
+ * credential presented in a header is never ignored: when it fails, the
+ * request fails (401, or 403 for a `namespace-client` token whose
+ * environment is not public). Errors are thrown; the error handler of the
+ * sub-app gives them their shape.
  *
  * @module
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { authenticateRequest } from "../auth/principal.ts";
+import { getCookie } from "hono/cookie";
+import { authenticateCredential, type SessionPrincipal } from "../auth/principal.ts";
 import type { AuthDeps, RequestContext } from "../auth/deps.ts";
+import { authDepsOf } from "../services/deps.ts";
+import { bearerCredential } from "../auth/bearer.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { clientIp } from "./client_ip.ts";
 import { ForbiddenError, UnauthorizedError } from "../errors.ts";
-import { CSRF_HEADER, csrfAllowed, readSessionCookie } from "./auth/session_cookie.ts";
+import {
+  CSRF_FIELD,
+  CSRF_HEADER,
+  csrfAllowed,
+  PLAIN_COOKIE,
+  SECURE_COOKIE,
+  secureOrigin,
+} from "./auth/session_cookie.ts";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
+/** Where a credential may come from. */
+export type CredentialSource = "bearer" | "cookie" | "query";
+
+/** Options of {@linkcode authenticate}. */
+export interface AuthnOptions {
+  /** Where a credential is read, in this order of precedence (default bearer, then cookie). */
+  from?: readonly CredentialSource[];
+  /**
+   * Whether a request must carry a credential (default true: 401 without
+   * one). When false, a request without one (or with a session cookie that
+   * no longer authenticates) goes on with no principal.
+   */
+  required?: boolean;
+  /**
+   * Where the CSRF token of a change made with the session cookie is read:
+   * the `X-CSRF-Token` header (default), also the `_csrf` field of the
+   * form the route stored as `form` on the context (the console), or
+   * nowhere (`false`: each route checks its own, as the sign-in forms do).
+   */
+  csrf?: "header" | "header-or-form" | false;
+  /**
+   * What to answer when a required credential is missing, instead of a 401
+   * (the console sends a page load to sign-in); `undefined` keeps the 401.
+   */
+  unauthenticated?: (c: Context<AppEnv>) => Response | undefined;
+}
+
+/** A credential as read from a request, and where it was. */
+interface Presented {
+  credential: string;
+  via: CredentialSource;
+}
+
 /**
- * Middleware that authenticates the request (401 on failure).
+ * The authentication middleware (see the module documentation for the
+ * options of each part of the service). It sets `principal` (when there
+ * is one), `viaCookie` and `clientIp` on the context.
+ *
+ * @param deps the app dependencies
+ * @param options where credentials come from and what a missing one means
+ * @returns the middleware
  *
  * @example
- * ```ts ignore
- * api.use("*", requireAuth(deps));
+ * ```ts
+ * import { Hono } from "hono";
+ * import { authenticate } from "./authn.ts";
+ * import type { AppEnv } from "./deps.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
+ * import { Runtime } from "../runtime/runtime.ts";
+ * import { DEFAULT_SETTINGS } from "../settings.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const runtime = new Runtime({ kv, key, log: () => {}, settings: DEFAULT_SETTINGS });
+ * const deps = { kv, key, log: () => {}, settings: DEFAULT_SETTINGS, runtime };
+ * const { secret } = await bootstrapSuperadmin(kv, key);
+ * const app = new Hono<AppEnv>()
+ *   .use("*", async (c, next) => { c.set("requestId", "r1"); await next(); })
+ *   .use("*", authenticate(deps))
+ *   .get("/", (c) => c.text(c.get("principal").kind));
+ * app.onError((err, c) => c.text(err.message, (err as { status?: 401 }).status ?? 500));
+ * const ok = await app.request("/", { headers: { authorization: `Bearer ${secret}` } });
+ * if (await ok.text() !== "token") throw new Error();
+ * if ((await app.request("/")).status !== 401) throw new Error("no credential");
+ * runtime.close();
+ * kv.close();
  * ```
  */
-export function requireAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
+export function authenticate(
+  deps: AppDeps,
+  options: AuthnOptions = {},
+): MiddlewareHandler<AppEnv> {
+  const from = options.from ?? ["bearer", "cookie"];
+  const required = options.required ?? true;
+  const csrf = options.csrf ?? "header";
   return async function authn(c, next) {
-    const ip = clientIp(c);
-    c.set("clientIp", ip);
-    const header = c.req.header("authorization");
-    const cookie = header === undefined ? readSessionCookie(c, deps.publicUrl) : undefined;
-    const authenticated = await authenticateRequest(
-      authDeps(deps),
-      cookie === undefined ? header : `Bearer ${cookie}`,
-      requestContext(c),
-    );
-    const p = authenticated.principal;
-    if (cookie !== undefined && (p.kind !== "session" || p.client !== "browser")) {
-      // Only a browser sign-in's session rides in the cookie (a CLI session
-      // planted there would skip its own limits).
-      throw new UnauthorizedError("The session cookie holds no browser session");
+    c.set("clientIp", clientIp(c));
+    c.set("viaCookie", false);
+    const presented = credentialOf(c, deps, from);
+    if (presented === null) {
+      if (required) {
+        const instead = options.unauthenticated?.(c);
+        if (instead !== undefined) return instead;
+        throw new UnauthorizedError(missingMessage(from));
+      }
+      return await next();
     }
-    c.set("viaCookie", cookie !== undefined);
-    if (cookie !== undefined && p.kind === "session" && !SAFE_METHODS.has(c.req.method)) {
-      const ok = await csrfAllowed(
-        c.req.raw,
-        deps.key,
-        p.session_id,
-        c.req.header(CSRF_HEADER),
-        deps.publicUrl,
+    const viaCookie = presented.via === "cookie";
+    let principal;
+    try {
+      principal = await authenticateCredential(
+        authDeps(deps),
+        presented.credential,
+        requestContext(c),
       );
-      if (!ok) {
+      if (viaCookie && (principal.kind !== "session" || principal.client !== "browser")) {
+        // Only a browser sign-in's session rides in the cookie (a CLI
+        // session planted there would skip its own limits).
+        throw new UnauthorizedError("The session cookie holds no browser session");
+      }
+    } catch (err) {
+      if (!viaCookie || !(err instanceof UnauthorizedError)) throw err;
+      // A cookie that no longer authenticates is no credential.
+      if (!required) return await next();
+      const instead = options.unauthenticated?.(c);
+      if (instead !== undefined) return instead;
+      throw err;
+    }
+    if (viaCookie && csrf !== false && !SAFE_METHODS.has(c.req.method)) {
+      const token = c.req.header(CSRF_HEADER) ??
+        (csrf === "header-or-form" ? c.get("form")?.get(CSRF_FIELD) : undefined);
+      const sessionId = (principal as SessionPrincipal).session_id;
+      if (!await csrfAllowed(c.req.raw, deps.key, sessionId, token, deps.publicUrl)) {
         throw new ForbiddenError(
-          "A change made with the session cookie needs the page's CSRF token (X-CSRF-Token) " +
-            "and must come from this service's own origin",
+          csrf === "header-or-form"
+            ? "This change did not come from a page of this service (its CSRF token is " +
+              "missing or wrong): reload the page and try again"
+            : "A change made with the session cookie needs the page's CSRF token " +
+              "(X-CSRF-Token) and must come from this service's own origin",
           { details: { reason: "csrf" } },
         );
       }
     }
-    c.set("principal", p);
-    c.set("publicGateChecked", authenticated.publicGateChecked);
+    c.set("principal", principal);
+    c.set("viaCookie", viaCookie);
     await next();
   };
 }
 
+/** The first credential the request presents among `from`, or null. */
+function credentialOf(
+  c: Context<AppEnv>,
+  deps: AppDeps,
+  from: readonly CredentialSource[],
+): Presented | null {
+  for (const via of from) {
+    if (via === "bearer") {
+      // An empty header is no credential (the closure endpoint's signed token then applies).
+      const bearer = presentedBearer(c);
+      if (bearer !== null) return { credential: bearer, via };
+    } else if (via === "cookie") {
+      const cookie = readSessionCookie(c, deps.publicUrl);
+      if (cookie !== undefined) return { credential: cookie, via };
+    } else {
+      const token = c.req.query("token");
+      if (token !== undefined) return { credential: token, via };
+    }
+  }
+  return null;
+}
+
+function missingMessage(from: readonly CredentialSource[]): string {
+  if (from.length === 1 && from[0] === "cookie") return "Your session has ended: sign in again";
+  if (from.length === 1 && from[0] === "query") {
+    return "Missing credential: pass the namespace-client token as the token parameter";
+  }
+  return "Missing credential: send Authorization: Bearer <token>";
+}
+
 /**
- * The auth/ dependencies of the app.
+ * The browser session of the request, when the authentication middleware
+ * found one in the cookie (not in a header): the person a sign-in page is
+ * talking to.
+ *
+ * @param c the hono context, after {@linkcode authenticate}
+ * @returns the person, or null
  *
  * @example
  * ```ts ignore
- * await createToken(authDeps(deps), principal, input, requestContext(c));
+ * const person = browserPerson(c);
+ * if (person === null) return c.redirect("/auth/login", 303);
+ * ```
+ */
+export function browserPerson(c: Context<AppEnv>): SessionPrincipal | null {
+  const p = c.get("principal");
+  return c.get("viaCookie") && p?.kind === "session" ? p : null;
+}
+
+/**
+ * The bearer credential of a request that authenticates something other
+ * than a principal (the metrics token), or null when it sends none; 401
+ * when the `Authorization` header is malformed.
+ *
+ * @param c the hono context
+ * @returns the credential, or null
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { presentedBearer } from "./authn.ts";
+ * const app = new Hono().get("/", (c) => c.text(presentedBearer(c) ?? "none"));
+ * if (await (await app.request("/", { headers: { authorization: "Bearer m3" } })).text() !== "m3") {
+ *   throw new Error();
+ * }
+ * if (await (await app.request("/")).text() !== "none") throw new Error();
+ * ```
+ */
+export function presentedBearer(c: Context): string | null {
+  const header = c.req.header("authorization");
+  return header === undefined || header.trim() === "" ? null : bearerCredential(header);
+}
+
+/**
+ * The `namespace-client` token the request authenticated with, as the
+ * client presented it: the OFREP bulk answer names its event stream with
+ * it (such tokens are public by design; no other credential is ever
+ * handed back).
+ *
+ * @param c the hono context, after {@linkcode authenticate}
+ * @returns the token, or null for any other principal
+ *
+ * @example
+ * ```ts ignore
+ * const token = presentedClientToken(c);
+ * ```
+ */
+export function presentedClientToken(c: Context<AppEnv>): string | null {
+  const p = c.get("principal");
+  if (p?.kind !== "token" || p.token.type !== "namespace-client") return null;
+  return presentedBearer(c) ?? c.req.query("token") ?? null;
+}
+
+/**
+ * The session cookie of a request, or undefined. Only the name that fits
+ * the origin counts: `__Host-…` over HTTPS, the plain name on HTTP (over
+ * HTTPS, a plain-named cookie could have been planted by a sibling
+ * subdomain or an `http://` page of the same domain).
+ */
+function readSessionCookie(c: Context, publicUrl?: string): string | undefined {
+  const name = secureOrigin(c.req.raw, publicUrl) ? SECURE_COOKIE : PLAIN_COOKIE;
+  const value = getCookie(c, name);
+  return value !== undefined && value.startsWith("ses_") ? value : undefined;
+}
+
+/**
+ * The auth/ dependencies of the app (see `authDepsOf` of lib/services/deps.ts).
+ *
+ * @param deps the app dependencies
+ * @returns store, key, clock, credential cache and head reader
+ *
+ * @example
+ * ```ts ignore
+ * await recordLoginFailure(authDeps(deps), failure, loginContext(c));
  * ```
  */
 export function authDeps(deps: AppDeps): AuthDeps {
-  const { runtime } = deps;
-  const base: AuthDeps = {
-    kv: deps.kv,
-    key: deps.key,
-    credentials: runtime.credentials,
-    headOf: (t, ns) => runtime.models.head(t, ns),
-  };
-  return deps.now ? { ...base, now: deps.now } : base;
+  return authDepsOf(deps);
 }
 
 /**
  * The request id and client address of a request, for audit entries.
+ *
+ * @param c the hono context
+ * @returns the request context
  *
  * @example
  * ```ts ignore

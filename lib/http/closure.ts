@@ -9,7 +9,7 @@
  * @module
  */
 import { Hono } from "hono";
-import { authenticate } from "../auth/principal.ts";
+import type { Principal } from "../auth/principal.ts";
 import { authorize } from "../auth/permissions.ts";
 import { verifyClosureToken } from "../closure/signed_token.ts";
 import { etagMatches, versionEtag } from "../protocol/etag.ts";
@@ -19,7 +19,7 @@ import { closureArchive, loadVersion } from "../events/closures.ts";
 import { getNamespace } from "../store/namespaces.ts";
 import { findVersion, getHead } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
-import { authDeps, requestContext } from "./authn.ts";
+import { authenticate } from "./authn.ts";
 
 /**
  * The closure route, mounted under `/api/v1` before the bearer-auth routes
@@ -38,7 +38,9 @@ export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const now = () => deps.now?.() ?? new Date();
 
-  app.get("/tenants/:tenant/namespaces/:ns/closure", async (c) => {
+  // A bearer credential, or a signed token (the snapshot URL of an event) in the query.
+  const authn = authenticate(deps, { from: ["bearer"], required: false });
+  app.get("/tenants/:tenant/namespaces/:ns/closure", authn, async (c) => {
     const tenant = c.req.param("tenant");
     const namespace = c.req.param("ns");
     const versionParam = c.req.query("version");
@@ -57,11 +59,8 @@ export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
     }
     const flags = decodeSubscription(subscription);
 
-    // an empty header is no bearer auth: the signed token then applies
-    const authorization = c.req.header("authorization")?.trim() || undefined;
-    if (authorization !== undefined) {
-      const principal = await authenticate(authDeps(deps), authorization, requestContext(c));
-      c.set("principal", principal);
+    const principal = c.get("principal") as Principal | undefined;
+    if (principal !== undefined) {
       await authorize(kv, principal, "manifest.read", { tenant, namespace });
     } else {
       const token = c.req.query("token");

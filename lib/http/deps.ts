@@ -57,8 +57,11 @@ export type AppEnv = {
     requestId: string;
     principal: Principal;
     clientIp: string | undefined;
-    /** Authentication of this request just checked the namespace-client gate. */
-    publicGateChecked: boolean;
+    /**
+     * The form fields of a page's post, read once by the route's first
+     * middleware (the console's), where the CSRF check finds `_csrf`.
+     */
+    form: Map<string, string> | undefined;
     /** The request authenticated with the browser session cookie (not a header). */
     viaCookie: boolean;
   };

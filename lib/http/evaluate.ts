@@ -26,7 +26,7 @@
  * @module
  */
 import { type Context as HonoContext, Hono } from "hono";
-import { authorize, type AuthorizeOptions } from "../auth/permissions.ts";
+import { authorize } from "../auth/permissions.ts";
 import type { Principal } from "../auth/principal.ts";
 import { InvalidRequestError, NotFoundError } from "../errors.ts";
 import {
@@ -104,9 +104,9 @@ export async function admitEvaluation(
   p: Principal,
   t: Triple,
   origin: string | undefined,
-  options: AuthorizeOptions = {},
 ): Promise<void> {
-  await authorize(deps.kv, p, "evaluate", t, options);
+  // The namespace-client gate reads the head from the model cache (memory).
+  await authorize(deps.kv, p, "evaluate", t, { headOf: (t, ns) => svc.models.head(t, ns) });
   if (p.kind === "token" && p.token.type === "namespace-client") {
     const counted = corsOrigin(p, origin) ?? "";
     await svc.limiter.check(RateLimiter.key(t.tenant, t.namespace, t.environment, counted));
@@ -279,9 +279,7 @@ export function evaluateRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppE
       namespace: c.req.param("ns")!,
       environment: c.req.param("env")!,
     };
-    await admitEvaluation(deps, svc, c.get("principal"), t, c.req.header("origin"), {
-      publicGateChecked: c.get("publicGateChecked"),
-    });
+    await admitEvaluation(deps, svc, c.get("principal"), t, c.req.header("origin"));
     const { body, bytes } = await readEvaluationBody(c.req.raw);
     const context: Context = validateContext(body.context, { bodyBytes: bytes });
     const { model } = await modelFor(deps, svc, t);

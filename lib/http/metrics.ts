@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { presentedBearer } from "./authn.ts";
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { NotFoundError } from "../errors.ts";
@@ -120,7 +121,7 @@ export function metricsRoutes(deps: Pick<AppDeps, "runtime">): Hono<AppEnv> {
   app.get("/metrics", async (c) => {
     const metrics = deps.runtime.metrics;
     if (!metrics.enabled) throw new NotFoundError("not_found", "This server runs without metrics");
-    await metrics.access.check(c.req.raw.headers, clientIp(c));
+    await metrics.access.check(presentedBearer(c), c.req.raw.headers, clientIp(c));
     return new Response(await metrics.render(), {
       headers: { "content-type": metrics.contentType, "cache-control": "no-store" },
     });

@@ -56,15 +56,13 @@
  */
 import { Hono } from "hono";
 import type { Context as HonoContext } from "hono";
-import { bearerCredential } from "../auth/bearer.ts";
-import { authenticateRequest, type Principal } from "../auth/principal.ts";
+import type { Principal } from "../auth/principal.ts";
 import type { Context } from "../flags/conditions.ts";
 import { murmur3, murmur3Finalize, murmur3MixBlock } from "../flags/bucket.ts";
 import { etagMatches } from "../protocol/etag.ts";
 import { evaluateAll, evaluateFlag, type EvaluationResult } from "../flags/evaluate.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
-import { authDeps, requestContext } from "./authn.ts";
-import { clientIp } from "./client_ip.ts";
+import { authenticate, presentedClientToken } from "./authn.ts";
 import { InvalidContextError, validateContext } from "./context_input.ts";
 import { applyCors, corsOrigin, preflightResponse } from "./cors.ts";
 import {
@@ -234,15 +232,11 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
 
   app.onError(ofrepErrorHandler(deps.log)); // handlers throw; errors answer in OFREP's shape
 
-  /** Authenticates and admits the request; returns the principal and triple. */
+  const authn = authenticate(deps, { from: ["bearer"] }); // preflights (OPTIONS) carry none
+
+  /** Admits the authenticated request; returns the principal and triple. */
   async function admit(c: Ctx): Promise<{ p: Principal; t: Triple }> {
-    c.set("clientIp", clientIp(c));
-    const { principal: p, publicGateChecked } = await authenticateRequest(
-      authDeps(deps),
-      c.req.header("authorization"),
-      requestContext(c),
-    );
-    c.set("principal", p);
+    const p = c.get("principal");
     const named = {
       tenant: c.req.header("x-cfgtool-tenant"),
       namespace: c.req.header("x-cfgtool-namespace"),
@@ -268,7 +262,7 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
       }
       t = { tenant: named.tenant, namespace: named.namespace, environment: named.environment };
     }
-    await admitEvaluation(deps, svc, p, t, c.req.header("origin"), { publicGateChecked });
+    await admitEvaluation(deps, svc, p, t, c.req.header("origin"));
     return { p, t };
   }
 
@@ -282,7 +276,7 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
     return res;
   }
 
-  app.post("/evaluate/flags/:key", async (c) => {
+  app.post("/evaluate/flags/:key", authn, async (c) => {
     const key = c.req.param("key");
     const { t } = await admit(c);
     const context = await readContext(c);
@@ -320,17 +314,17 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
     );
   });
 
-  app.post("/evaluate/flags", async (c) => {
-    const { p, t } = await admit(c);
+  app.post("/evaluate/flags", authn, async (c) => {
+    const { t } = await admit(c);
     const context = await readContext(c);
     const url = new URL(c.req.url);
     const { model } = await modelFor(deps, svc, t, refetchVersion(url));
     const results = evaluateAll(model, t.environment, context);
     observeEvaluations(deps, "ofrep", t, results, context);
-    // authenticated above, so the header holds a bearer credential
-    const streamUrl = p.kind === "token" && p.token.type === "namespace-client"
-      ? eventStreamUrl(c.req.raw, bearerCredential(c.req.header("authorization")), deps.publicUrl)
-      : null;
+    const clientToken = presentedClientToken(c);
+    const streamUrl = clientToken === null
+      ? null
+      : eventStreamUrl(c.req.raw, clientToken, deps.publicUrl);
     const { body, etag } = bulkBody(results, streamUrl);
     const headers = new Headers({
       etag,

@@ -51,7 +51,6 @@
  */
 import { trimTrailing } from "../ascii.ts";
 import { Hono } from "hono";
-import { authenticateRequest } from "../auth/principal.ts";
 import { ForbiddenError } from "../errors.ts";
 import { versionEtag } from "../protocol/etag.ts";
 import { routeStreams } from "../events/route_streams.ts";
@@ -60,8 +59,7 @@ import { RefetchFeeds } from "../events/refetch_feed.ts";
 import type { Head } from "../store/versions.ts";
 import { getHead } from "../store/versions.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
-import { authDeps, requestContext } from "./authn.ts";
-import { clientIp } from "./client_ip.ts";
+import { authenticate } from "./authn.ts";
 import { applyCors, corsOrigin } from "./cors.ts";
 import { admitEvaluation, type EvaluationService, type Triple } from "./evaluate.ts";
 import { ofrepErrorHandler } from "./ofrep_errors.ts";
@@ -143,16 +141,10 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
   const guard = deps.runtime.guard;
   const feeds = new RefetchFeeds(deps.runtime.heads, refetchEvent, guard);
 
-  app.get(EVENT_STREAM_PATH, async (c) => {
+  // An EventSource sets no headers: the client token rides in the query.
+  app.get(EVENT_STREAM_PATH, authenticate(deps, { from: ["query"] }), async (c) => {
     const origin = c.req.header("origin");
-    const token = c.req.query("token");
-    c.set("clientIp", clientIp(c));
-    const { principal: p, publicGateChecked } = await authenticateRequest(
-      authDeps(deps),
-      token === undefined ? undefined : `Bearer ${token}`,
-      requestContext(c),
-    );
-    c.set("principal", p);
+    const p = c.get("principal");
     if (p.kind !== "token" || p.token.type !== "namespace-client") {
       throw new ForbiddenError("Only namespace-client tokens may open the OFREP event stream");
     }
@@ -161,7 +153,7 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
       namespace: p.token.namespace_slug ?? "",
       environment: p.token.environment_slug ?? "",
     };
-    await admitEvaluation(deps, svc, p, t, origin, { publicGateChecked });
+    await admitEvaluation(deps, svc, p, t, origin);
     const head = await getHead(deps.kv, t.tenant, t.namespace);
     if (head === null) throw new ForbiddenError(`Namespace ${t.tenant}/${t.namespace} is gone`);
 

@@ -60,9 +60,9 @@ export function isLoopback(ip: string): boolean {
  * ```ts
  * import { ScrapeAccess } from "./scrape_access.ts";
  * const access = new ScrapeAccess("s3cret");
- * await access.check(new Headers(), "127.0.0.1"); // a local scraper
- * await access.check(new Headers({ authorization: "Bearer s3cret" }), "192.0.2.7");
- * const refused = await access.check(new Headers(), "192.0.2.7").then(() => false, () => true);
+ * await access.check(null, new Headers(), "127.0.0.1"); // a local scraper
+ * await access.check("s3cret", new Headers(), "192.0.2.7");
+ * const refused = await access.check(null, new Headers(), "192.0.2.7").then(() => false, () => true);
  * if (!refused) throw new Error("a remote client without the token is refused");
  * ```
  */
@@ -82,18 +82,16 @@ export class ScrapeAccess {
   /**
    * Admits or refuses a scrape.
    *
-   * @param headers the request's headers
+   * @param bearer the bearer credential the request presents (read by the
+   *   service's one authentication module), or null without one
+   * @param headers the request's headers (forwarding headers make a local peer remote)
    * @param peer the peer's IP address, if known (unknown is not loopback)
    * @throws {UnauthorizedError} a wrong token, or none where one is needed
    * @throws {ForbiddenError} not local and no token configured
    */
-  async check(headers: Headers, peer: string | undefined): Promise<void> {
-    const authorization = headers.get("authorization");
-    if (authorization !== null) {
-      const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-      if (this.#token !== null && m !== null) {
-        if (timingSafeEqual(await digest(m[1]!), await this.#token)) return;
-      }
+  async check(bearer: string | null, headers: Headers, peer: string | undefined): Promise<void> {
+    if (bearer !== null) {
+      if (this.#token !== null && timingSafeEqual(await digest(bearer), await this.#token)) return;
       throw new UnauthorizedError("Wrong metrics token");
     }
     const local = peer !== undefined && isLoopback(peer);

@@ -14,7 +14,7 @@ import { guardPathIdentifiers } from "../http/params.ts";
 import { healthRoutes } from "../http/health.ts";
 import { authRoutes } from "../http/auth/routes.ts";
 import { consoleRoutes } from "../console/routes.tsx";
-import { requireAuth } from "../http/authn.ts";
+import { authenticate } from "../http/authn.ts";
 import { tenantRoutes } from "../http/tenants.ts";
 import { namespaceRoutes } from "../http/namespaces.ts";
 import { manifestRoutes } from "../http/manifest.ts";
@@ -96,7 +96,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.get("/", (c) => c.redirect("/ui", 303));
   app.route("/ui", consoleRoutes(deps)); // the web console: browser sessions only
   const api = new Hono<AppEnv>();
-  api.use("*", requireAuth(deps));
+  api.use("*", authenticate(deps)); // bearer, or the browser session cookie with CSRF
   api.route("/tenants", tenantRoutes(deps));
   api.route("/tenants/:tenant/namespaces", namespaceRoutes(deps));
   api.route("/tenants/:tenant/namespaces/:ns", manifestRoutes(deps));

@@ -1,22 +1,63 @@
 /**
  * What every service function of lib/services/ is given: the store, the
- * server's per-process runtime (told what each write changed), a clock,
- * and the request's inputs, which may be read only once the caller is
+ * token key, the server's per-process runtime (told what each write
+ * changed, and whose caches reads go through), a clock, and the request's
+ * inputs, which may be read only once the caller is
  * authorised ({@linkcode Deferred}), so an unauthorised request is refused
  * before its body is read or checked.
  *
  * @module
  */
+import type { AuthDeps } from "../auth/deps.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
-/** Dependencies of the service functions. */
+/**
+ * Dependencies of the service functions. The server's `AppDeps` is one, so
+ * a route passes its own deps through.
+ */
 export interface ServiceDeps {
   /** The store. */
   kv: Deno.Kv;
+  /** The HMAC key that digests tokens and sessions. */
+  key: CryptoKey;
   /** The per-process state whose caches each write invalidates. */
   runtime: Runtime;
   /** Clock; defaults to the system time. */
   now?: () => Date;
+}
+
+/**
+ * The auth/ dependencies of a service call: the store, the key, the clock,
+ * and the runtime's credential cache and model cache (the public gate
+ * reads heads from it).
+ *
+ * @param deps the service deps
+ * @returns the auth deps
+ *
+ * @example
+ * ```ts
+ * import { authDepsOf } from "./deps.ts";
+ * import { Runtime } from "../runtime/runtime.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { DEFAULT_SETTINGS } from "../settings.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const runtime = new Runtime({ kv, key, log: () => {}, settings: DEFAULT_SETTINGS });
+ * const auth = authDepsOf({ kv, key, runtime });
+ * if (auth.credentials !== runtime.credentials || auth.headOf === undefined) throw new Error();
+ * runtime.close();
+ * kv.close();
+ * ```
+ */
+export function authDepsOf(deps: ServiceDeps): AuthDeps {
+  const { runtime } = deps;
+  const base: AuthDeps = {
+    kv: deps.kv,
+    key: deps.key,
+    credentials: runtime.credentials,
+    headOf: (t, ns) => runtime.models.head(t, ns),
+  };
+  return deps.now ? { ...base, now: deps.now } : base;
 }
 
 /**
@@ -54,7 +95,7 @@ export async function resolveInput<T>(input: Deferred<T>): Promise<T> {
  * import { clockOf } from "./deps.ts";
  * const fixed = new Date("2026-01-01T00:00:00Z");
  * const kv = await Deno.openKv(":memory:");
- * const deps = { kv, runtime: undefined as never, now: () => fixed };
+ * const deps = { kv, key: undefined as never, runtime: undefined as never, now: () => fixed };
  * if (clockOf(deps)().getTime() !== fixed.getTime()) throw new Error();
  * kv.close();
  * ```

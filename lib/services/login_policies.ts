@@ -69,7 +69,7 @@ import { isSuperadmin } from "./tenants.ts";
  * const boot = await bootstrapSuperadmin(kv, key);
  * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
  * await createTenant(kv, { slug: "acme", created_by: boot.token.id });
- * await setLoginPolicy({ kv, runtime }, admin, "acme", { method: "email", domains: ["acme.com"] }, { requestId: "r1" });
+ * await setLoginPolicy({ kv, key, runtime }, admin, "acme", { method: "email", domains: ["acme.com"] }, { requestId: "r1" });
  * if ((await getLoginPolicy({ kv }, admin, "acme")).policy.method !== "email") throw new Error();
  * runtime.close();
  * kv.close();

@@ -99,7 +99,7 @@ export interface LintResult {
  * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
  * await createTenant(kv, { slug: "acme", created_by: "ops" });
  * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "ops" });
- * const head = await manifestTarget({ kv, runtime }, admin, { tenant: "acme", namespace: "web" }, "manifest.read");
+ * const head = await manifestTarget({ kv, key, runtime }, admin, { tenant: "acme", namespace: "web" }, "manifest.read");
  * if (head.version !== 0) throw new Error("a new namespace is at version 0");
  * runtime.close();
  * kv.close();
@@ -167,7 +167,7 @@ function refAttributes(ref: NamespaceRef): Record<string, string> {
  * const files = { "namespace.toml": "schema_version = 1\n[namespace.environments.prod]\n" };
  * const bytes = new TextEncoder().encode(JSON.stringify({ files, message: "first" }));
  * const ref = { tenant: "acme", namespace: "web" };
- * const pushed = await pushManifest({ kv, runtime }, admin, ref, { upload: { format: "json", bytes } }, { requestId: "r2" });
+ * const pushed = await pushManifest({ kv, key, runtime }, admin, ref, { upload: { format: "json", bytes } }, { requestId: "r2" });
  * if (pushed.version.version !== 1 || !pushed.changed || pushed.version.message !== "first") {
  *   throw new Error();
  * }
@@ -234,7 +234,7 @@ export function pushManifest(
  * await createTenant(kv, { slug: "acme", created_by: "ops" });
  * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "ops" });
  * const bytes = new TextEncoder().encode(JSON.stringify({ files: { "namespace.toml": "schema_version = 99\n" } }));
- * const verdict = await lintManifest({ kv, runtime }, admin, { tenant: "acme", namespace: "web" }, { format: "json", bytes });
+ * const verdict = await lintManifest({ kv, key, runtime }, admin, { tenant: "acme", namespace: "web" }, { format: "json", bytes });
  * if (verdict.ok || verdict.problemCount === 0) throw new Error("schema 99 is not valid");
  * runtime.close();
  * kv.close();
@@ -292,8 +292,8 @@ export function lintManifest(
  * const bytes = new TextEncoder().encode(JSON.stringify({ files }));
  * const ref = { tenant: "acme", namespace: "web" };
  * const ctx = { requestId: "r2" };
- * await pushManifest({ kv, runtime }, admin, ref, { upload: { format: "json", bytes } }, ctx);
- * const back = await rollbackManifest({ kv, runtime }, admin, ref, { version: 0 }, ctx);
+ * await pushManifest({ kv, key, runtime }, admin, ref, { upload: { format: "json", bytes } }, ctx);
+ * const back = await rollbackManifest({ kv, key, runtime }, admin, ref, { version: 0 }, ctx);
  * if (back.version.version !== 2 || back.version.message !== "rollback to version 0") throw new Error();
  * runtime.close();
  * kv.close();

@@ -62,7 +62,7 @@ export interface NamespaceInput {
  * const boot = await bootstrapSuperadmin(kv, key);
  * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
  * await createTenant(kv, { slug: "acme", created_by: "ops" });
- * const ns = await createNamespace({ kv, runtime }, admin, "acme", { slug: "web" }, { requestId: "r2" });
+ * const ns = await createNamespace({ kv, key, runtime }, admin, "acme", { slug: "web" }, { requestId: "r2" });
  * if (ns.slug !== "web" || (await getHead(kv, "acme", "web"))?.version !== 0) throw new Error();
  * runtime.close();
  * kv.close();
@@ -124,8 +124,8 @@ export function createNamespace(
  * const boot = await bootstrapSuperadmin(kv, key);
  * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
  * await createTenant(kv, { slug: "acme", created_by: "ops" });
- * await createNamespace({ kv, runtime }, admin, "acme", { slug: "web" }, { requestId: "r1" });
- * const { revoked } = await deleteNamespace({ kv, runtime }, admin, "acme", "web", { requestId: "r2" });
+ * await createNamespace({ kv, key, runtime }, admin, "acme", { slug: "web" }, { requestId: "r1" });
+ * const { revoked } = await deleteNamespace({ kv, key, runtime }, admin, "acme", "web", { requestId: "r2" });
  * if (revoked.length !== 0 || await findNamespace(kv, "acme", "web") !== null) throw new Error();
  * runtime.close();
  * kv.close();
@@ -189,9 +189,9 @@ export function deleteNamespace(
  * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
  * await createTenant(kv, { slug: "acme", created_by: "ops" });
  * const ctx = { requestId: "r2" };
- * await createNamespace({ kv, runtime }, admin, "acme", { slug: "web" }, ctx);
+ * await createNamespace({ kv, key, runtime }, admin, "acme", { slug: "web" }, ctx);
  * const ana = await createUser(kv, { email: "ana@example.com" });
- * const member = await addNamespaceAdmin({ kv, runtime }, admin, "acme", "web", "ana@example.com", ctx);
+ * const member = await addNamespaceAdmin({ kv, key, runtime }, admin, "acme", "web", "ana@example.com", ctx);
  * if (member.user_id !== ana.id || member.added_by !== boot.token.id) throw new Error();
  * runtime.close();
  * kv.close();
@@ -252,10 +252,10 @@ export function addNamespaceAdmin(
  * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
  * await createTenant(kv, { slug: "acme", created_by: "ops" });
  * const ctx = { requestId: "r2" };
- * await createNamespace({ kv, runtime }, admin, "acme", { slug: "web" }, ctx);
+ * await createNamespace({ kv, key, runtime }, admin, "acme", { slug: "web" }, ctx);
  * const ana = await createUser(kv, { email: "ana@example.com" });
- * await addNamespaceAdmin({ kv, runtime }, admin, "acme", "web", ana.id, ctx);
- * await removeNamespaceAdmin({ kv, runtime }, admin, "acme", "web", ana.id, ctx);
+ * await addNamespaceAdmin({ kv, key, runtime }, admin, "acme", "web", ana.id, ctx);
+ * await removeNamespaceAdmin({ kv, key, runtime }, admin, "acme", "web", ana.id, ctx);
  * if (await isNamespaceAdmin(kv, "acme", "web", ana.id)) throw new Error();
  * runtime.close();
  * kv.close();

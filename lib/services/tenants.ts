@@ -59,7 +59,7 @@ export interface TenantInput {
  * const runtime = new Runtime({ kv, key, log: () => {}, settings: DEFAULT_SETTINGS });
  * const boot = await bootstrapSuperadmin(kv, key);
  * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
- * const tenant = await createTenant({ kv, runtime }, admin, { slug: "acme" }, { requestId: "r2" });
+ * const tenant = await createTenant({ kv, key, runtime }, admin, { slug: "acme" }, { requestId: "r2" });
  * if (tenant.slug !== "acme" || tenant.created_by !== boot.token.id) throw new Error();
  * // audited in the same commit, as the caller, with the request's id
  * const [entry] = (await listAudit(kv, { tenant: "acme", type: "tenant.created" })).items;
@@ -117,8 +117,8 @@ export function createTenant(
  * const runtime = new Runtime({ kv, key, log: () => {}, settings: DEFAULT_SETTINGS });
  * const boot = await bootstrapSuperadmin(kv, key);
  * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
- * await createTenant({ kv, runtime }, admin, { slug: "acme" }, { requestId: "r1" });
- * const { revoked } = await deleteTenant({ kv, runtime }, admin, "acme", { requestId: "r2" });
+ * await createTenant({ kv, key, runtime }, admin, { slug: "acme" }, { requestId: "r1" });
+ * const { revoked } = await deleteTenant({ kv, key, runtime }, admin, "acme", { requestId: "r2" });
  * if (revoked.length !== 0 || await findTenant(kv, "acme") !== null) throw new Error();
  * runtime.close();
  * kv.close();
@@ -175,9 +175,9 @@ export function deleteTenant(
  * const boot = await bootstrapSuperadmin(kv, key);
  * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
  * const ctx = { requestId: "r2" };
- * await createTenant({ kv, runtime }, admin, { slug: "acme" }, ctx);
+ * await createTenant({ kv, key, runtime }, admin, { slug: "acme" }, ctx);
  * const ana = await createUser(kv, { email: "ana@example.com" });
- * const member = await addTenantAdmin({ kv, runtime }, admin, "acme", "ana@example.com", ctx);
+ * const member = await addTenantAdmin({ kv, key, runtime }, admin, "acme", "ana@example.com", ctx);
  * if (member.user_id !== ana.id || member.added_by !== boot.token.id) throw new Error();
  * runtime.close();
  * kv.close();
@@ -231,10 +231,10 @@ export function addTenantAdmin(
  * const boot = await bootstrapSuperadmin(kv, key);
  * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
  * const ctx = { requestId: "r2" };
- * await createTenant({ kv, runtime }, admin, { slug: "acme" }, ctx);
+ * await createTenant({ kv, key, runtime }, admin, { slug: "acme" }, ctx);
  * const ana = await createUser(kv, { email: "ana@example.com" });
- * await addTenantAdmin({ kv, runtime }, admin, "acme", ana.id, ctx);
- * await removeTenantAdmin({ kv, runtime }, admin, "acme", ana.id, ctx);
+ * await addTenantAdmin({ kv, key, runtime }, admin, "acme", ana.id, ctx);
+ * await removeTenantAdmin({ kv, key, runtime }, admin, "acme", ana.id, ctx);
  * if (await isTenantAdmin(kv, "acme", ana.id)) throw new Error();
  * runtime.close();
  * kv.close();

@@ -19,8 +19,9 @@
  * {@linkcode DEFAULT_MAX_PER_RUN} of each, and when it stops at that bound
  * the next run follows after a short pause instead of a whole interval.
  *
- * One process at a time runs the task (a KV lease, as lib/store/retention.ts
- * does). A run that deleted something logs one `info` line with its counts;
+ * One process at a time runs the task (a KV lease, lib/store/leased_task.ts,
+ * as lib/store/retention.ts does); a shutdown ends a run before its next
+ * batch. A run that deleted something logs one `info` line with its counts;
  * a run that found nothing logs at `debug`.
  *
  * @module
@@ -39,11 +40,17 @@ import {
   tokenKey,
   tokenPrefix,
 } from "./keys.ts";
+import { deleteInBatches, KV_LIMITS } from "./kv_batch.ts";
+import { startLeasedTask } from "./leased_task.ts";
 import type { TokenRecord } from "./tokens.ts";
 
 /** Audit entries deleted per atomic commit (two keys each). */
 export const DEFAULT_BATCH = 100;
-/** Token records deleted per atomic commit (up to five keys and three checks each). */
+/**
+ * Token records deleted per atomic commit (up to five keys and three checks
+ * each; their name and digest entries are read with one `getMany` each, so
+ * a batch holds at most {@linkcode KV_LIMITS.getManyKeys}).
+ */
 export const DEFAULT_TOKEN_BATCH = 10;
 /** At most this many audit entries, and this many token records, are deleted per run. */
 export const DEFAULT_MAX_PER_RUN = 20_000;
@@ -68,10 +75,15 @@ export interface AuditPruneOptions {
   now?: Date;
   /** Audit entries per commit (default {@linkcode DEFAULT_BATCH}). */
   batchSize?: number;
-  /** Token records per commit (default {@linkcode DEFAULT_TOKEN_BATCH}, at most 10). */
+  /** Token records per commit (default {@linkcode DEFAULT_TOKEN_BATCH}, at most {@linkcode KV_LIMITS.getManyKeys}). */
   tokenBatchSize?: number;
   /** Most entries, and most token records, one pass deletes (default {@linkcode DEFAULT_MAX_PER_RUN}). */
   maxPerRun?: number;
+  /**
+   * Aborting it ends the pass before its next batch (a shutdown); the pass
+   * then says `more`.
+   */
+  signal?: AbortSignal;
 }
 
 /** Options of {@linkcode startAuditRetention}. */
@@ -98,12 +110,9 @@ export interface AuditRetentionTaskOptions {
 export interface AuditRetentionTask {
   /** Runs once now, when this process holds or takes the lease (else null). */
   runOnce(): Promise<AuditPruneResult | null>;
-  /** Stops the task and waits for a run in progress. */
+  /** Stops the task, ends a run in progress before its next batch (waiting for that batch) and gives the lease back. */
   stop(): Promise<void>;
 }
-
-/** `getMany` reads at most 10 keys. */
-const GET_MANY_LIMIT = 10;
 
 /**
  * When a token record stopped working, in epoch ms: the earlier of its
@@ -176,12 +185,13 @@ export async function pruneAudit(
     cutoff,
     Math.max(1, options.batchSize ?? DEFAULT_BATCH),
     max,
+    options.signal,
   );
   const tokenBatch = Math.min(
-    GET_MANY_LIMIT,
+    KV_LIMITS.getManyKeys,
     Math.max(1, options.tokenBatchSize ?? DEFAULT_TOKEN_BATCH),
   );
-  const tokens = await pruneTokens(kv, cutoff, now, tokenBatch, max);
+  const tokens = await pruneTokens(kv, cutoff, now, tokenBatch, max, options.signal);
   return {
     auditEntries: entries.deleted,
     tokens: tokens.deleted,
@@ -195,9 +205,11 @@ async function pruneEntries(
   cutoff: number,
   batch: number,
   max: number,
+  signal: AbortSignal | undefined,
 ): Promise<{ deleted: number; more: boolean }> {
   let deleted = 0;
   while (deleted < max) {
+    if (signal?.aborted) return { deleted, more: true };
     const want = Math.min(batch, max - deleted);
     const doomed: AuditEntry[] = [];
     let reachedWindow = false;
@@ -209,9 +221,11 @@ async function pruneEntries(
       doomed.push(e.value);
     }
     if (doomed.length > 0) {
-      const op = kv.atomic();
-      for (const e of doomed) op.delete(auditKey(e.tenant_slug, e.id)).delete(auditByTimeKey(e.id));
-      await op.commit(); // no checks: entries never change, so this cannot be refused
+      // no checks: entries never change, so no commit can be refused
+      await deleteInBatches(
+        kv,
+        doomed.flatMap((e) => [auditKey(e.tenant_slug, e.id), auditByTimeKey(e.id)]),
+      );
       deleted += doomed.length;
     }
     if (reachedWindow || doomed.length < want) return { deleted, more: false };
@@ -240,6 +254,7 @@ async function pruneTokens(
   now: Date,
   batch: number,
   max: number,
+  signal: AbortSignal | undefined,
 ): Promise<{ deleted: number; more: boolean }> {
   let deleted = 0;
   let pending: Deno.KvEntry<TokenRecord>[] = [];
@@ -261,6 +276,8 @@ async function pruneTokens(
     }
   };
   for await (const e of kv.list<TokenRecord>({ prefix: tokenPrefix() })) {
+    // records read but not deleted yet wait for the next run
+    if (signal?.aborted) return { deleted, more: true };
     const ended = tokenEndedAt(e.value, now);
     if (ended === null || !(ended < cutoff)) continue;
     if (deleted + pending.length >= max) {
@@ -342,79 +359,40 @@ export function startAuditRetention(
   kv: Deno.Kv,
   options: AuditRetentionTaskOptions,
 ): AuditRetentionTask {
-  const holder = crypto.randomUUID();
-  const now = () => options.now?.() ?? new Date();
-  let running: Promise<AuditPruneResult | null> | null = null;
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-
-  async function takeLease(): Promise<boolean> {
-    const lease = await kv.get<{ holder: string; until: number }>(auditRetentionLeaseKey());
-    const t = now().getTime();
-    if (lease.value !== null && lease.value.until > t && lease.value.holder !== holder) {
-      return false;
-    }
-    // A lease a bit shorter than the interval: the next tick of any process may run.
-    const until = t + Math.max(1, Math.floor(options.intervalMs * 0.9));
-    const res = await kv.atomic().check(lease).set(auditRetentionLeaseKey(), { holder, until })
-      .commit();
-    return res.ok;
-  }
-
-  async function run(): Promise<AuditPruneResult | null> {
-    if (!await takeLease()) return null;
-    const started = performance.now();
-    const result = await pruneAudit(kv, {
-      retentionMs: options.retentionMs,
-      now: now(),
-      ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
-      ...(options.tokenBatchSize === undefined ? {} : { tokenBatchSize: options.tokenBatchSize }),
-      ...(options.maxPerRun === undefined ? {} : { maxPerRun: options.maxPerRun }),
-    });
-    const something = result.auditEntries > 0 || result.tokens > 0;
-    options.log(something ? "info" : "debug", "audit retention run", {
-      audit_entries_deleted: result.auditEntries,
-      tokens_deleted: result.tokens,
-      more: result.more,
-      retention_ms: options.retentionMs,
-      ms: Math.round(performance.now() - started),
-    });
-    options.onPruned?.(result);
-    return result;
-  }
-
-  function runOnce(): Promise<AuditPruneResult | null> {
-    if (running !== null) return running;
-    running = run().catch((err) => {
-      if (!stopped) {
-        options.log("error", "audit retention run failed", {
-          error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-        });
-      }
-      return null;
-    }).finally(() => {
-      running = null;
-    });
-    return running;
-  }
-
-  function schedule(ms: number): void {
-    if (stopped) return;
-    const handle = setTimeout(async () => {
-      const result = await runOnce();
-      schedule(result?.more ? Math.min(CATCH_UP_DELAY_MS, options.intervalMs) : options.intervalMs);
-    }, ms);
-    Deno.unrefTimer(handle);
-    timer = handle;
-  }
-
-  schedule(options.intervalMs);
-  return {
-    runOnce,
-    async stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      if (running !== null) await running;
+  return startLeasedTask(kv, {
+    name: "audit retention",
+    leaseKey: auditRetentionLeaseKey(),
+    intervalMs: options.intervalMs,
+    log: options.log,
+    ...(options.now === undefined ? {} : { now: options.now }),
+    nextRunInMs: (result) =>
+      result?.more ? Math.min(CATCH_UP_DELAY_MS, options.intervalMs) : options.intervalMs,
+    run: async ({ signal, now }) => {
+      const started = performance.now();
+      const result = await pruneAudit(kv, {
+        retentionMs: options.retentionMs,
+        now,
+        signal,
+        ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+        ...(options.tokenBatchSize === undefined ? {} : { tokenBatchSize: options.tokenBatchSize }),
+        ...(options.maxPerRun === undefined ? {} : { maxPerRun: options.maxPerRun }),
+      });
+      const something = result.auditEntries > 0 || result.tokens > 0;
+      options.log(
+        something ? "info" : "debug",
+        signal.aborted
+          ? `audit retention run cut short by ${signal.reason}`
+          : "audit retention run",
+        {
+          audit_entries_deleted: result.auditEntries,
+          tokens_deleted: result.tokens,
+          more: result.more,
+          retention_ms: options.retentionMs,
+          ms: Math.round(performance.now() - started),
+        },
+      );
+      options.onPruned?.(result);
+      return result;
     },
-  };
+  });
 }

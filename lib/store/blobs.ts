@@ -9,6 +9,7 @@
  */
 import { sha256All, sha256Hex, toHex } from "../bytes.ts";
 import { blobChunkKey, blobChunkPrefix, blobMetaKey } from "./keys.ts";
+import { commitInBatches, getManyChunked } from "./kv_batch.ts";
 
 /** Largest chunk stored in one KV value. */
 export const BLOB_CHUNK_SIZE = 60 * 1024;
@@ -43,34 +44,29 @@ export async function putBlob(kv: Deno.Kv, bytes: Uint8Array): Promise<string> {
   if (meta.value !== null) return id;
   const chunks = Math.max(1, Math.ceil(bytes.length / BLOB_CHUNK_SIZE));
   // Chunks are content-addressed, so concurrent writers write equal bytes;
-  // batches keep each atomic commit well under the KV size limit.
-  for (let start = 0; start < chunks; start += 8) {
-    const op = kv.atomic();
-    for (let i = start; i < Math.min(chunks, start + 8); i++) {
-      op.set(
-        blobChunkKey(id, i),
-        bytes.subarray(i * BLOB_CHUNK_SIZE, (i + 1) * BLOB_CHUNK_SIZE),
-      );
-    }
-    await op.commit();
-  }
+  // as many go to one atomic commit as the KV's size limit allows.
+  await commitInBatches(
+    kv,
+    Array.from({ length: chunks }, (_, i): Deno.KvMutation => ({
+      type: "set",
+      key: blobChunkKey(id, i),
+      value: bytes.subarray(i * BLOB_CHUNK_SIZE, (i + 1) * BLOB_CHUNK_SIZE),
+    })),
+  );
   await kv.set(blobMetaKey(id), { size: bytes.length, chunks });
   return id;
 }
 
-/** Blob ids whose metadata {@linkcode putBlobs} looks up at once. */
-const LOOKUP_SLICE = 200;
-/** Mutations in one atomic commit of {@linkcode putBlobs} (Deno KV allows 1,000). */
-const BATCH_MUTATIONS = 400;
-/** Value bytes in one atomic commit of {@linkcode putBlobs} (Deno KV allows 800 KiB). */
-const BATCH_BYTES = 512 * 1024;
+/** `getMany` lookups {@linkcode putBlobs} keeps in flight (200 blob ids): bounded bursts of work on the event loop. */
+const LOOKUPS_IN_FLIGHT = 20;
 
 /**
  * Stores many blobs (idempotently) and returns their ids in input order.
  * Metadata is looked up ten keys at a time, and the missing single-chunk
- * blobs are written chunk and metadata together, many blobs to one atomic
- * commit, so a push of thousands of small files costs tens of commits
- * instead of two per file. Larger blobs go through {@linkcode putBlob}.
+ * blobs are written chunk and metadata together, as many blobs to one
+ * atomic commit as the KV's limits allow, so a push of thousands of small
+ * files costs a few commits instead of two per file. Larger blobs go
+ * through {@linkcode putBlob}.
  *
  * @param kv the store
  * @param contents the contents to store
@@ -95,40 +91,24 @@ export async function putBlobs(
   const ids = knownIds ? [...knownIds] : (await sha256All(contents)).map(toHex);
   const byId = new Map<string, Uint8Array>();
   ids.forEach((id, i) => byId.set(id, contents[i]!));
-  // metadata looked up a slice at a time: bounded bursts of work on the event loop
-  const missing: string[] = [];
   const unique = [...byId.keys()];
-  for (let i = 0; i < unique.length; i += LOOKUP_SLICE) {
-    await Promise.all(
-      batches(unique.slice(i, i + LOOKUP_SLICE)).map(async (batch) => {
-        const entries = await kv.getMany<BlobMeta[]>(batch.map((id) => blobMetaKey(id)));
-        entries.forEach((e, j) => {
-          if (e.value === null) missing.push(batch[j]!);
-        });
-      }),
-    );
-  }
-  let op = kv.atomic();
-  let mutations = 0;
-  let size = 0;
-  const flush = async () => {
-    if (mutations > 0) await op.commit();
-    op = kv.atomic();
-    mutations = 0;
-    size = 0;
-  };
+  const metas = await getManyChunked<BlobMeta>(kv, unique.map((id) => blobMetaKey(id)), {
+    inFlight: LOOKUPS_IN_FLIGHT,
+  });
+  const missing = unique.filter((_, i) => metas[i]!.value === null);
+  const small: Deno.KvMutation[][] = [];
   for (const id of missing) {
     const bytes = byId.get(id)!;
-    if (bytes.length > BLOB_CHUNK_SIZE) {
-      await putBlob(kv, bytes);
-      continue;
+    if (bytes.length > BLOB_CHUNK_SIZE) await putBlob(kv, bytes);
+    else {
+      // chunk and metadata in the same commit
+      small.push([
+        { type: "set", key: blobChunkKey(id, 0), value: bytes },
+        { type: "set", key: blobMetaKey(id), value: { size: bytes.length, chunks: 1 } },
+      ]);
     }
-    if (mutations + 2 > BATCH_MUTATIONS || size + bytes.length > BATCH_BYTES) await flush();
-    op.set(blobChunkKey(id, 0), bytes).set(blobMetaKey(id), { size: bytes.length, chunks: 1 });
-    mutations += 2;
-    size += bytes.length;
   }
-  await flush();
+  await commitInBatches(kv, small);
   return ids;
 }
 
@@ -169,9 +149,6 @@ export async function getBlob(
   return out;
 }
 
-/** `getMany` takes at most 10 keys. */
-const GET_MANY_LIMIT = 10;
-
 /**
  * Reads several blobs with as few KV round trips as possible: metadata in
  * `getMany` batches, single-chunk blobs (the common case: files under
@@ -196,21 +173,26 @@ export async function getBlobs(
   ids: readonly string[],
 ): Promise<Map<string, Uint8Array>> {
   const unique = [...new Set(ids)];
+  const reads = { inFlight: READS_IN_FLIGHT };
   const metas = new Map<string, BlobMeta>();
-  await inFlight(batches(unique), async (batch) => {
-    const entries = await kv.getMany<BlobMeta[]>(batch.map((id) => blobMetaKey(id)));
-    entries.forEach((e, i) => {
-      if (e.value !== null) metas.set(batch[i]!, e.value);
-    });
+  const metaEntries = await getManyChunked<BlobMeta>(
+    kv,
+    unique.map((id) => blobMetaKey(id)),
+    reads,
+  );
+  metaEntries.forEach((e, i) => {
+    if (e.value !== null) metas.set(unique[i]!, e.value);
   });
   const out = new Map<string, Uint8Array>();
   const single = [...metas].filter(([, m]) => m.chunks === 1).map(([id]) => id);
-  await inFlight(batches(single), async (batch) => {
-    const entries = await kv.getMany<Uint8Array[]>(batch.map((id) => blobChunkKey(id, 0)));
-    entries.forEach((e, i) => {
-      const id = batch[i]!;
-      if (e.value !== null && e.value.length === metas.get(id)!.size) out.set(id, e.value);
-    });
+  const chunks = await getManyChunked<Uint8Array>(
+    kv,
+    single.map((id) => blobChunkKey(id, 0)),
+    reads,
+  );
+  chunks.forEach((e, i) => {
+    const id = single[i]!;
+    if (e.value !== null && e.value.length === metas.get(id)!.size) out.set(id, e.value);
   });
   await Promise.all(
     [...metas].filter(([, m]) => m.chunks !== 1).map(async ([id]) => {
@@ -223,20 +205,3 @@ export async function getBlobs(
 
 /** `getMany` reads {@linkcode getBlobs} keeps in flight: issuing a thousand at once holds the event loop. */
 const READS_IN_FLIGHT = 16;
-
-/** Runs `task` over `items` with at most {@linkcode READS_IN_FLIGHT} running at once. */
-async function inFlight<T>(items: readonly T[], task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await task(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(READS_IN_FLIGHT, items.length) }, lane));
-}
-
-function batches<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += GET_MANY_LIMIT) {
-    out.push(items.slice(i, i + GET_MANY_LIMIT));
-  }
-  return out;
-}

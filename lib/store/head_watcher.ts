@@ -11,6 +11,7 @@
  * @module
  */
 import { headKey } from "./keys.ts";
+import { getManyChunked } from "./kv_batch.ts";
 import type { Head } from "./versions.ts";
 
 /** Called with the new head (null when the namespace was deleted). */
@@ -31,9 +32,6 @@ interface Watched {
   versionstamp: string | null | undefined;
   stopWatch?: () => void;
 }
-
-/** `getMany` takes at most 10 keys. */
-const GET_MANY_LIMIT = 10;
 
 /**
  * Watches namespace heads for one process.
@@ -118,16 +116,13 @@ export class HeadWatcher {
     this.#polling = true;
     try {
       const all = [...this.#watched.values()];
-      const batches: Watched[][] = [];
-      for (let i = 0; i < all.length; i += GET_MANY_LIMIT) {
-        batches.push(all.slice(i, i + GET_MANY_LIMIT));
-      }
-      await Promise.all(batches.map(async (batch) => {
-        const entries = await this.#kv.getMany<Head[]>(
-          batch.map((w) => headKey(w.tenant, w.namespace)),
-        );
-        entries.forEach((e, i) => this.#observe(batch[i]!, e));
-      }));
+      // every getMany at once: one poll is one round of reads
+      const entries = await getManyChunked<Head>(
+        this.#kv,
+        all.map((w) => headKey(w.tenant, w.namespace)),
+        { inFlight: Infinity },
+      );
+      entries.forEach((e, i) => this.#observe(all[i]!, e));
     } catch {
       // the KV may be closing; the next tick tries again
     } finally {

@@ -20,6 +20,7 @@
  * @module
  */
 import { CfgtoolError } from "../errors.ts";
+import { getManyChunked } from "./kv_batch.ts";
 
 /** Key of a process's liveness lease. */
 export const leaseHolderKey = (holder: string): Deno.KvKey => ["lease_holder", holder];
@@ -46,8 +47,6 @@ export interface SharedBucket {
   at: number;
 }
 
-/** `getMany` takes at most 10 keys. */
-const GET_MANY_LIMIT = 10;
 /** Gives up on a record after this many lost races in a row (it never happens in practice). */
 const MAX_ATTEMPTS = 100;
 
@@ -323,12 +322,4 @@ export async function updateBucket<R>(
     if (res.ok) return result;
   }
   throw contention(k);
-}
-
-async function getManyChunked<T>(kv: Deno.Kv, keys: Deno.KvKey[]): Promise<Deno.KvEntryMaybe<T>[]> {
-  const out: Deno.KvEntryMaybe<T>[] = [];
-  for (let i = 0; i < keys.length; i += GET_MANY_LIMIT) {
-    out.push(...await kv.getMany<T[]>(keys.slice(i, i + GET_MANY_LIMIT)));
-  }
-  return out;
 }

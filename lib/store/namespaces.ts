@@ -22,6 +22,7 @@ import {
   tenantKey,
   versionPrefix,
 } from "./keys.ts";
+import { deleteInBatches } from "./kv_batch.ts";
 import { checkLength, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
 import {
   addMember,
@@ -306,9 +307,7 @@ export async function deleteNamespace(
     if ((await addAudit(op, entry).commit()).ok) break;
   }
   revoked.push(...await revokeBoundTokens(kv, scope, actor, now));
-  for await (const e of kv.list({ prefix: versionPrefix(tenant, slug) })) {
-    await kv.delete(e.key);
-  }
+  await deleteInBatches(kv, kv.list({ prefix: versionPrefix(tenant, slug) }));
   const reason = cascade.reason ?? "namespace deleted";
   for (const m of await listNamespaceAdmins(kv, tenant, slug)) {
     await removeNamespaceAdmin(kv, tenant, slug, m.user_id, { actor, now, reason });

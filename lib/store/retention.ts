@@ -14,7 +14,8 @@
  * mark if it is still unreferenced. The grace covers commits in flight
  * (they write blobs before the version that references them).
  *
- * One process at a time runs the task: a KV lease with an expiry.
+ * One process at a time runs the task: a KV lease with an expiry
+ * (lib/store/leased_task.ts).
  *
  * @module
  */
@@ -33,6 +34,8 @@ import {
   versionKey,
   versionPrefix,
 } from "./keys.ts";
+import { deleteInBatches } from "./kv_batch.ts";
+import { startLeasedTask } from "./leased_task.ts";
 import type { NamespaceRecord } from "./namespaces.ts";
 import type { Head, VersionMeta } from "./versions.ts";
 
@@ -58,7 +61,6 @@ export interface RetentionRecord {
 export type VersionStatus = "available" | "pruned" | "unrecorded";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const BATCH = 200;
 
 /**
  * The oldest kept version of a namespace (0 when nothing was pruned).
@@ -182,11 +184,7 @@ export async function pruneNamespace(
   };
   // The horizon first: a reader never sees a missing version without knowing why.
   await kv.set(retentionKey(tenant, namespace), record);
-  for (let i = 0; i < doomed.length; i += BATCH) {
-    const op = kv.atomic();
-    for (const v of doomed.slice(i, i + BATCH)) op.delete(versionKey(tenant, namespace, v));
-    await op.commit();
-  }
+  await deleteInBatches(kv, doomed.map((v) => versionKey(tenant, namespace, v)));
   return { horizon, deleted: doomed.length };
 }
 
@@ -271,7 +269,7 @@ export async function collectBlobs(
     const gone = await kv.atomic().check(e).check(mark).delete(blobMetaKey(id))
       .delete(blobGcKey(id)).commit();
     if (!gone.ok) continue;
-    for await (const chunk of kv.list({ prefix: blobChunkPrefix(id) })) await kv.delete(chunk.key);
+    await deleteInBatches(kv, kv.list({ prefix: blobChunkPrefix(id) }));
     deleted++;
   }
   return { live: live.size, marked, deleted };
@@ -340,13 +338,15 @@ export interface RetentionTaskOptions {
 export interface RetentionTask {
   /** Runs once now (when this process holds or takes the lease). */
   runOnce(): Promise<PruneReport | null>;
-  /** Stops the timer and ends a run in progress at its next step (waiting for that step). */
+  /** Stops the timer, ends a run in progress at its next step (waiting for that step) and gives the lease back. */
   stop(): Promise<void>;
 }
 
 /**
  * Starts the periodic pruning task of a process. Several processes on one
- * KV take turns through a lease, so one run happens per interval.
+ * KV take turns through a lease, so one run happens per interval
+ * ({@linkcode startLeasedTask}); a run ends at its next step (a namespace,
+ * a blob) on shutdown.
  *
  * @param kv the store
  * @param options policy, interval, logger
@@ -369,69 +369,30 @@ export interface RetentionTask {
  * ```
  */
 export function startRetention(kv: Deno.Kv, options: RetentionTaskOptions): RetentionTask {
-  const holder = crypto.randomUUID();
-  const now = () => options.now?.() ?? new Date();
   const grace = options.blobGraceMs ?? Math.floor(options.intervalMs / 2);
-  let running: Promise<PruneReport | null> | null = null;
-  let stopped = false;
-  // A run over a long history takes minutes (one read per stored file): a shutdown must not wait.
-  const halt = new AbortController();
-
-  async function takeLease(): Promise<boolean> {
-    const lease = await kv.get<{ holder: string; until: number }>(retentionLeaseKey());
-    const t = now().getTime();
-    if (lease.value !== null && lease.value.until > t && lease.value.holder !== holder) {
-      return false;
-    }
-    // A lease a bit shorter than the interval: the next tick of any process may run.
-    const until = t + Math.max(1, Math.floor(options.intervalMs * 0.9));
-    const res = await kv.atomic().check(lease).set(retentionLeaseKey(), { holder, until })
-      .commit();
-    return res.ok;
-  }
-
-  async function run(): Promise<PruneReport | null> {
-    if (!await takeLease()) return null;
-    const started = performance.now();
-    const report = await pruneAll(kv, options.policy, grace, now(), halt.signal);
-    options.log(
-      "info",
-      halt.signal.aborted ? "retention run cut short by shutdown" : "retention run",
-      {
-        namespaces: report.namespaces,
-        versions_deleted: report.versionsDeleted,
-        blobs_marked: report.blobs.marked,
-        blobs_deleted: report.blobs.deleted,
-        ms: Math.round(performance.now() - started),
-      },
-    );
-    return report;
-  }
-
-  function runOnce(): Promise<PruneReport | null> {
-    if (running !== null) return running;
-    running = run().catch((err) => {
-      if (!stopped) {
-        options.log("error", "retention run failed", {
-          error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-        });
-      }
-      return null;
-    }).finally(() => {
-      running = null;
-    });
-    return running;
-  }
-
-  const timer = setInterval(() => void runOnce(), options.intervalMs);
-  Deno.unrefTimer(timer);
-  return {
-    runOnce,
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      halt.abort();
-      if (running !== null) await running;
+  // A run over a long history takes minutes (one read per stored file): a
+  // shutdown must not wait, so each namespace and each blob is one step.
+  return startLeasedTask(kv, {
+    name: "retention",
+    leaseKey: retentionLeaseKey(),
+    intervalMs: options.intervalMs,
+    log: options.log,
+    ...(options.now === undefined ? {} : { now: options.now }),
+    run: async ({ signal, now }) => {
+      const started = performance.now();
+      const report = await pruneAll(kv, options.policy, grace, now, signal);
+      options.log(
+        "info",
+        signal.aborted ? `retention run cut short by ${signal.reason}` : "retention run",
+        {
+          namespaces: report.namespaces,
+          versions_deleted: report.versionsDeleted,
+          blobs_marked: report.blobs.marked,
+          blobs_deleted: report.blobs.deleted,
+          ms: Math.round(performance.now() - started),
+        },
+      );
+      return report;
     },
-  };
+  });
 }

@@ -28,6 +28,7 @@ import {
   tokenPrefix,
 } from "./keys.ts";
 import { checkLength, checkOrigins, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
+import { getManyChunked } from "./kv_batch.ts";
 import type { TokenQuery as WireTokenQuery } from "../protocol/requests.ts";
 import { type Page, pageLimit } from "./page.ts";
 
@@ -210,13 +211,10 @@ export function beginTokenInsert(
   return insertTokenOps(kv.atomic(), t, nameHolder);
 }
 
-/** `getMany` takes at most 10 keys. */
-const CREDENTIAL_BATCH = 10;
-
 /**
  * Reads the records of several credentials at once (service tokens
- * `tok_…` and sessions `ssn_…`), in `getMany` batches: what a stream
- * guard re-checks.
+ * `tok_…` and sessions `ssn_…`), in `getMany` batches one after another
+ * ({@linkcode getManyChunked}): what a stream guard re-checks.
  *
  * @param kv the store
  * @param ids token and session ids
@@ -235,15 +233,8 @@ export async function readCredentialRecords(
   kv: Deno.Kv,
   ids: readonly string[],
 ): Promise<unknown[]> {
-  const out: unknown[] = [];
-  for (let i = 0; i < ids.length; i += CREDENTIAL_BATCH) {
-    const batch = ids.slice(i, i + CREDENTIAL_BATCH);
-    const entries = await kv.getMany(
-      batch.map((id) => id.startsWith("ssn_") ? sessionKey(id) : tokenKey(id)),
-    );
-    for (const e of entries) out.push(e.value);
-  }
-  return out;
+  const keys = ids.map((id) => id.startsWith("ssn_") ? sessionKey(id) : tokenKey(id));
+  return (await getManyChunked(kv, keys)).map((e) => e.value);
 }
 
 /**

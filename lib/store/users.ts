@@ -26,6 +26,7 @@ import {
 } from "./membership.ts";
 import { addAudit, type AuditActor } from "./audit.ts";
 import { checkLength, MAX_EMAIL_LENGTH } from "./limits.ts";
+import { deleteInBatches, KV_LIMITS } from "./kv_batch.ts";
 import { ulid } from "./ulid.ts";
 
 /** A human user. */
@@ -193,8 +194,14 @@ export interface DeletedUser {
   sessions: string[];
 }
 
-/** Mutations per atomic commit, well below Deno KV's limit of 1000. */
-const BATCH = 500;
+/**
+ * Mutations of the one checked commit that deletes a user with everything
+ * it holds: half of Deno KV's 1,000 ({@linkcode KV_LIMITS.mutations}),
+ * leaving room for the sizes of the audit entries written with them. A
+ * user who holds more goes first and the rest follows in batches
+ * ({@linkcode deleteInBatches}).
+ */
+const ONE_COMMIT = KV_LIMITS.mutations / 2;
 
 /**
  * Deletes a user (by id or email) with its email index, every admin
@@ -238,7 +245,7 @@ export async function deleteUser(
     const held = await recordsOf(kv, user.id);
     const own = [userKey(user.id), userByEmailKey(user.email)];
     // each audit entry is two writes (by tenant, by time)
-    const all = held.keys.length + own.length + 2 * held.memberships.length <= BATCH;
+    const all = held.keys.length + own.length + 2 * held.memberships.length <= ONE_COMMIT;
     let op = bumpCredentialEpoch(kv.atomic().check(entry));
     for (const k of all ? [...own, ...held.keys] : own) op = op.delete(k);
     const now = new Date();
@@ -313,12 +320,4 @@ async function removeInBatches(
     await addAudit(op, removal(actor, now, m, user)).commit();
   }
   await deleteInBatches(kv, held.keys.filter((k) => !memberKeys.has(JSON.stringify(k))));
-}
-
-async function deleteInBatches(kv: Deno.Kv, keys: Deno.KvKey[]): Promise<void> {
-  for (let i = 0; i < keys.length; i += BATCH) {
-    let op = kv.atomic();
-    for (const k of keys.slice(i, i + BATCH)) op = op.delete(k);
-    await op.commit();
-  }
 }

@@ -1,5 +1,5 @@
 /**
- * The import graph of the repository's library: every `.ts` file under lib/
+ * The import graph of the repository's library: every `.ts`/`.tsx` file under lib/
  * plus the entry files (cli.ts, server.ts, mod.ts), and one edge per local
  * import between them. Paths are relative to the repository root
  * (`lib/store/kv.ts`); npm:, node: and other non-relative specifiers name no
@@ -96,8 +96,8 @@ export function graphOf(sources: Iterable<readonly [path: string, text: string]>
 }
 
 /**
- * Reads the import graph of a repository checkout: every `.ts` file under
- * its lib/ folder, and its entry files.
+ * Reads the import graph of a repository checkout: every `.ts` and `.tsx`
+ * file under its lib/ folder, and its entry files.
  *
  * @param root the repository root, as a `file:` URL ending in `/`
  * @returns the graph of lib/ and the entry files
@@ -117,7 +117,7 @@ export async function readRepoGraph(root: URL): Promise<ImportGraph> {
     for await (const entry of Deno.readDir(new URL(dir, root))) {
       const path = `${dir}${entry.name}`;
       if (entry.isDirectory) await walk(`${path}/`);
-      else if (entry.isFile && entry.name.endsWith(".ts")) paths.push(path);
+      else if (entry.isFile && /\.tsx?$/.test(entry.name)) paths.push(path);
     }
   };
   await walk("lib/");

@@ -311,6 +311,40 @@ export function importsOutside(
 }
 
 /**
+ * Value imports (not type-only) of one file by files outside the allowed
+ * folders (the file's own folder is always allowed).
+ *
+ * @param graph the import graph
+ * @param file the imported file, e.g. `lib/auth/permissions.ts`
+ * @param allowed the folders that may import it
+ * @returns each value import of it from elsewhere
+ *
+ * @example
+ * ```ts
+ * import { graphOf } from "./graph.ts";
+ * import { valueImportsOf } from "./rules.ts";
+ * const graph = graphOf([
+ *   ["lib/http/a.ts", 'import { authorize } from "../auth/permissions.ts";'],
+ *   ["lib/http/b.ts", 'import type { Action } from "../auth/permissions.ts";'],
+ *   ["lib/services/c.ts", 'import { authorize } from "../auth/permissions.ts";'],
+ * ]);
+ * const found = valueImportsOf(graph, "lib/auth/permissions.ts", ["services"]).map((v) => v.from);
+ * if (found.join() !== "lib/http/a.ts") throw new Error(found.join());
+ * ```
+ */
+export function valueImportsOf(
+  graph: ImportGraph,
+  file: string,
+  allowed: readonly string[],
+): Violation[] {
+  const permitted = new Set([...allowed, folderOf(file)]);
+  return links(graph.edges)
+    .filter((e) => e.to === file && !e.typeOnly && !permitted.has(folderOf(e.from)))
+    .map((e) => violation(e, `only ${allowed.map((f) => `lib/${f}/`).join(", ")} may call ${file}`))
+    .sort((a, b) => a.from.localeCompare(b.from));
+}
+
+/**
  * Imports by files of one folder of files in forbidden folders, except
  * those the `allow` predicate accepts.
  *

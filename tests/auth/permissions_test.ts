@@ -2,7 +2,7 @@ import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { ForbiddenError } from "../../lib/errors.ts";
 import { readAudit } from "../../lib/auth/audit_access.ts";
 import { type Action, authorize, can, type Target } from "../../lib/auth/permissions.ts";
-import { authenticateRequest, type Principal } from "../../lib/auth/principal.ts";
+import { authenticateCredential, type Principal } from "../../lib/auth/principal.ts";
 import { createSession } from "../../lib/auth/sessions.ts";
 import { createToken } from "../../lib/services/tokens.ts";
 import { addNamespaceAdmin, removeNamespaceAdmin } from "../../lib/store/namespaces.ts";
@@ -171,17 +171,12 @@ wtest(
 );
 
 wtest(
-  "the gate checked at authentication counts for the request's evaluation only: a principal reused for a second authorization reads public_evaluate again",
+  "the gate is read at each authorization: a principal reused for a second one (a long-lived stream) reads public_evaluate again",
   async (w) => {
     const made = await w.token("namespace-client", { environment_slug: "staging" });
     const target = { ...WEB, environment: "staging" };
-    const { principal, publicGateChecked } = await authenticateRequest(
-      w.deps,
-      `Bearer ${made.secret}`,
-      { requestId: "r-gate" },
-    );
-    assertEquals(publicGateChecked, true);
-    await authorize(w.kv, principal, "evaluate", target, { publicGateChecked });
+    const principal = await authenticateCredential(w.deps, made.secret, { requestId: "r-gate" });
+    await authorize(w.kv, principal, "evaluate", target);
     // public_evaluate is revoked while the principal lives on (a long-lived stream)
     await w.setEnvs(false);
     await forbidden(w.kv, principal, "evaluate", target);
@@ -253,8 +248,5 @@ wtest(
 
 /** The principal of a secret in the world. */
 async function principalOf(w: { kv: Deno.Kv; key: CryptoKey }, secret: string) {
-  const found = await authenticateRequest({ kv: w.kv, key: w.key }, `Bearer ${secret}`, {
-    requestId: "r",
-  });
-  return found.principal;
+  return await authenticateCredential({ kv: w.kv, key: w.key }, secret, { requestId: "r" });
 }

@@ -2,7 +2,7 @@ import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { ForbiddenError, UnauthorizedError } from "../../lib/errors.ts";
 import {
   authenticate,
-  authenticateRequest,
+  authenticateCredential,
   LAST_USED_INTERVAL_MS,
   type Principal,
 } from "../../lib/auth/principal.ts";
@@ -215,7 +215,7 @@ wtest("a human session authenticates as the user until it expires", async (w) =>
 });
 
 wtest(
-  "authenticateRequest() says the public gate was checked only for namespace-client tokens",
+  "authenticateCredential() reads the public gate for namespace-client tokens only; the principal carries no mark",
   async (w) => {
     const client = await w.issue({
       type: "namespace-client",
@@ -227,14 +227,12 @@ wtest(
     const reader = await w.issue(readInput);
     const user = await createUser(w.kv, { email: "ana@example.com" });
     const session = await createSession(w.kv, w.key, { user: user.id, now: () => new Date(T0) });
-    const checked = async (secret: string) =>
-      (await authenticateRequest(w.deps, `Bearer ${secret}`, ctx)).publicGateChecked;
-    assertEquals(await checked(client.secret), true);
-    assertEquals(await checked(reader.secret), false);
-    assertEquals(await checked(session.secret), false);
-    assertEquals(await checked(w.boot.secret), false);
-    // the principal itself carries no mark
-    const { principal } = await authenticateRequest(w.deps, `Bearer ${client.secret}`, ctx);
+    const principal = await authenticateCredential(w.deps, client.secret, ctx);
     assertEquals(Object.keys(principal).sort(), ["kind", "token"]);
+    await w.setPublic(false);
+    await assertRejects(() => authenticateCredential(w.deps, client.secret, ctx), ForbiddenError);
+    for (const secret of [reader.secret, session.secret, w.boot.secret]) {
+      await authenticateCredential(w.deps, secret, ctx); // no gate for anyone else
+    }
   },
 );

@@ -16,7 +16,7 @@ consoleTest("a version number reused by a namespace made again shows its own fil
   try {
     const views = new ManifestViews();
     const person = sessionPrincipal((await findSessionRecord(w.kv, w.writer.session_id))!);
-    const deps = { kv: w.kv, runtime };
+    const deps = { kv: w.kv, key: w.key, runtime };
     const ref = { tenant: "acme", namespace: "web" };
     await w.push({ ...FIXTURE, "flags/old-secret.toml": FIXTURE["flags/max-items.toml"]! });
     const old = await views.load(deps, person, ref, 1);

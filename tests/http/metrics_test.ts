@@ -120,6 +120,11 @@ Deno.test("a wrong token is refused from everywhere, loopback too", async () => 
         401,
         "unauthorized",
       );
+      await assertRefused(
+        await w.scrape(from, { authorization: `Basic ${btoa(TOKEN)}` }),
+        401,
+        "unauthorized",
+      );
     }
   });
 });

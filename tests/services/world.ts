@@ -62,7 +62,7 @@ async function serviceWorld(): Promise<ServiceWorld> {
   return {
     ...w,
     runtime,
-    services: { kv: w.kv, runtime },
+    services: { kv: w.kv, key: w.key, runtime },
     changes,
     rechecks: () => rechecked,
     as,

@@ -7,15 +7,15 @@
  * @module
  */
 import type { Context } from "hono";
-import { actorOf, authenticateRequest, type SessionPrincipal } from "../../auth/principal.ts";
+import { actorOf } from "../../auth/principal.ts";
 import { endSession } from "../../auth/sessions.ts";
 import { recordLoginFailure, signIn, type VerifiedIdentity } from "../../login/sign_in.ts";
-import { LoginError, UnauthorizedError } from "../../errors.ts";
-import { authDeps, requestContext } from "../authn.ts";
+import { LoginError } from "../../errors.ts";
+import { authDeps, browserPerson, requestContext } from "../authn.ts";
 import { clientIp } from "../client_ip.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
 import { errorPage } from "./pages.ts";
-import { ownOrigin, readSessionCookie, setSessionCookie } from "./session_cookie.ts";
+import { ownOrigin, setSessionCookie } from "./session_cookie.ts";
 
 /** Where a signed-in person lands when no `next` was given. */
 export const DEFAULT_NEXT = "/auth/signed-in";
@@ -68,7 +68,7 @@ export async function finishBrowserSignIn(
   identity: VerifiedIdentity,
   next: string | undefined,
 ): Promise<Response> {
-  const previous = await browserSession(c, deps);
+  const previous = browserPerson(c);
   const { session, secret } = await signIn(
     authDeps(deps),
     identity,
@@ -116,41 +116,6 @@ export async function refuseSignIn(
   if (!(err instanceof LoginError)) throw err;
   await recordLoginFailure(authDeps(deps), { ...facts, reason: err.reason }, loginContext(c));
   return await errorPage(err.status, err.message, c.get("requestId"));
-}
-
-/**
- * The browser session of a request (its cookie), or null when it has none
- * or it no longer authenticates.
- *
- * @param c the hono context
- * @param deps the app dependencies
- * @returns the signed-in person, or null
- *
- * @example
- * ```ts ignore
- * const person = await browserSession(c, deps);
- * if (person === null) return c.redirect(`/auth/login?next=${encodeURIComponent(here)}`);
- * ```
- */
-export async function browserSession(
-  c: Context<AppEnv>,
-  deps: AppDeps,
-): Promise<SessionPrincipal | null> {
-  const secret = readSessionCookie(c, deps.publicUrl);
-  if (secret === undefined) return null;
-  try {
-    const { principal } = await authenticateRequest(
-      authDeps(deps),
-      `Bearer ${secret}`,
-      loginContext(c),
-    );
-    // Only a session made by a browser sign-in rides in the cookie: a CLI
-    // session placed there must not confirm new CLI grants (endless renewal).
-    return principal.kind === "session" && principal.client === "browser" ? principal : null;
-  } catch (err) {
-    if (err instanceof UnauthorizedError) return null;
-    throw err;
-  }
 }
 
 /**

@@ -47,7 +47,8 @@ import { SLUG_PATTERN } from "../../store/slug.ts";
 import { authDeps } from "../authn.ts";
 import { readBodyBytes } from "../body.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
-import { browserSession, loginContext, refuseSignIn } from "./browser_session.ts";
+import { loginContext, refuseSignIn } from "./browser_session.ts";
+import { browserPerson } from "../authn.ts";
 import { html, pageResponse } from "./pages.ts";
 import { readForm } from "../body.ts";
 import { CSRF_FIELD, csrfAllowed, csrfToken, signInOrigin } from "./session_cookie.ts";
@@ -84,7 +85,7 @@ export function cliRoutes(deps: AppDeps): Hono<AppEnv> {
     } catch (err) {
       return await refuseSignIn(c, deps, err, { method: "cli" });
     }
-    const person = await browserSession(c, deps);
+    const person = browserPerson(c);
     const tenant = ask.tenant ?? person?.tenants[0];
     const identity = person === null || tenant === undefined
       ? null
@@ -185,7 +186,7 @@ export function cliRoutes(deps: AppDeps): Hono<AppEnv> {
         "That is not a cfgtool sign-in code: it has 8 letters, like BCDF-GHJK",
       );
     }
-    const person = await browserSession(c, deps);
+    const person = browserPerson(c);
     await limitCodeLookups(c, deps, person);
     const found = await findUserCode(authDeps(deps), code);
     if (found === null) {
@@ -363,7 +364,7 @@ async function confirmingPerson(
   deps: AppDeps,
   form: Map<string, string>,
 ): Promise<SessionPrincipal> {
-  const person = await browserSession(c, deps);
+  const person = browserPerson(c);
   if (person === null) {
     throw new LoginError(
       "session",

@@ -20,7 +20,8 @@ import { LoginError } from "../../errors.ts";
 import { authDeps } from "../authn.ts";
 import { readForm } from "../body.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
-import { browserSession, crossSite, loginContext, refuseSignIn } from "./browser_session.ts";
+import { crossSite, loginContext, refuseSignIn } from "./browser_session.ts";
+import { browserPerson } from "../authn.ts";
 import { html, pageResponse } from "./pages.ts";
 import { setSessionCookie } from "./session_cookie.ts";
 
@@ -79,7 +80,7 @@ export function operatorRoutes(deps: AppDeps): Hono<AppEnv> {
       );
     }
     const code = (await readForm(c.req.raw)).get("code") ?? "";
-    const previous = await browserSession(c, deps);
+    const previous = browserPerson(c);
     let made;
     try {
       made = await redeemOperatorLink(auth, code, loginContext(c));

@@ -15,33 +15,25 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { FORM_BODY_LIMIT, readForm, tooLarge } from "../body.ts";
-import { actorOf } from "../../auth/principal.ts";
+import { actorOf, type Principal } from "../../auth/principal.ts";
 import { endSession } from "../../auth/sessions.ts";
-import { authenticateRequest } from "../../auth/principal.ts";
-import { bearerCredential } from "../../auth/bearer.ts";
-import { ForbiddenError, NotFoundError, RateLimitError, UnauthorizedError } from "../../errors.ts";
+import { ForbiddenError, NotFoundError, RateLimitError } from "../../errors.ts";
 import { countAttempt } from "../../store/login_rate.ts";
 import { sha256 } from "@noble/hashes/sha2";
 import { toHex } from "../../bytes.ts";
 import { findLoginPolicy } from "../../store/login_policies.ts";
 import { findUser } from "../../store/users.ts";
-import { authDeps } from "../authn.ts";
+import { authDeps, authenticate, browserPerson } from "../authn.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
 import { SHAPES } from "../params.ts";
-import { browserSession, loginContext, safeNext } from "./browser_session.ts";
+import { loginContext, safeNext } from "./browser_session.ts";
 import { cliRoutes } from "./cli.ts";
 import { operatorRoutes } from "./operator.ts";
 import { beginOidc, oidcRoutes } from "./oidc.ts";
 import { beginSaml, samlRoutes } from "./saml.ts";
 import { emailForm, emailRoutes } from "./email.ts";
 import { html, pageResponse, STYLESHEET } from "./pages.ts";
-import {
-  clearSessionCookie,
-  CSRF_FIELD,
-  csrfAllowed,
-  csrfToken,
-  readSessionCookie,
-} from "./session_cookie.ts";
+import { clearSessionCookie, CSRF_FIELD, csrfAllowed, csrfToken } from "./session_cookie.ts";
 
 /** Sign-ins a client address may start per 10 minutes. */
 export const LOGIN_STARTS_PER_ADDRESS = 60;
@@ -64,6 +56,9 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
   });
   // The SAML consumer service takes larger posts (its own limit).
   app.use("*", (c, next) => c.req.path === "/auth/saml/acs" ? next() : formLimit(c, next));
+  // Whoever is signed in already (a browser's cookie, or a CLI's bearer
+  // session); each form checks its own CSRF token.
+  app.use("*", authenticate(deps, { required: false, csrf: false }));
 
   app.get("/assets/style.css", (c) =>
     c.body(STYLESHEET, 200, {
@@ -133,15 +128,13 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
   app.route("/operator", operatorRoutes(deps));
 
   app.post("/logout", async (c) => {
-    const header = c.req.header("authorization");
-    if (header !== undefined) {
+    const principal = c.get("principal") as Principal | undefined;
+    const person = browserPerson(c);
+    if (principal !== undefined && person === null) {
       // A bearer session (the CLI) ends itself.
-      const credential = bearerCredential(header);
-      if (!credential.startsWith("ses_")) {
+      if (principal.kind !== "session") {
         throw new ForbiddenError("Only a session can sign out; revoke a service token instead");
       }
-      const { principal } = await authenticateRequest(authDeps(deps), header, loginContext(c));
-      if (principal.kind !== "session") throw new UnauthorizedError("Not a session");
       const ended = await endSession(
         authDeps(deps),
         principal.session_id,
@@ -153,8 +146,7 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
         request_id: c.get("requestId"),
       });
     }
-    const person = await browserSession(c, deps);
-    if (person === null || readSessionCookie(c, deps.publicUrl) === undefined) {
+    if (person === null) {
       clearSessionCookie(c, deps.publicUrl);
       return c.redirect("/auth/login", 303);
     }
@@ -182,7 +174,7 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.get("/signed-in", async (c) => {
-    const person = await browserSession(c, deps);
+    const person = browserPerson(c);
     if (person === null) return c.redirect("/auth/login", 303);
     const user = await findUser(deps.kv, person.user_id);
     const token = await csrfToken(deps.key, person.session_id);

@@ -11,7 +11,7 @@
  * @module
  */
 import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { setCookie } from "hono/cookie";
 import { digestsEqual, hmacHex } from "../../auth/digest.ts";
 import { UnavailableError } from "../../errors.ts";
 import { isLoopbackHost } from "../../net/loopback.ts";
@@ -92,33 +92,6 @@ export function signInOrigin(req: Request, publicUrl?: string): string {
  */
 export function secureOrigin(req: Request, publicUrl?: string): boolean {
   return ownOrigin(req, publicUrl).startsWith("https:");
-}
-
-/**
- * Reads the session cookie of a request, or undefined. Only the name that
- * fits the origin counts: `__Host-…` over HTTPS, the plain name on HTTP
- * (over HTTPS, a plain-named cookie could have been planted by a sibling
- * subdomain or an `http://` page of the same domain).
- *
- * @param c the hono context
- * @param publicUrl the configured public origin, if any
- * @returns the `ses_…` secret, if the request carries one
- *
- * @example
- * ```ts
- * import { Hono } from "hono";
- * import { readSessionCookie } from "./session_cookie.ts";
- * const app = new Hono().get("/", (c) => c.text(readSessionCookie(c) ?? "none"));
- * const res = await app.request("http://127.0.0.1/", { headers: { cookie: "cfgtool_session=ses_x" } });
- * if (await res.text() !== "ses_x") throw new Error();
- * const planted = await app.request("https://flags.test/", { headers: { cookie: "cfgtool_session=ses_x" } });
- * if (await planted.text() !== "none") throw new Error();
- * ```
- */
-export function readSessionCookie(c: Context, publicUrl?: string): string | undefined {
-  const name = secureOrigin(c.req.raw, publicUrl) ? SECURE_COOKIE : PLAIN_COOKIE;
-  const value = getCookie(c, name);
-  return value !== undefined && value.startsWith("ses_") ? value : undefined;
 }
 
 /**
