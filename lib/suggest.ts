@@ -9,6 +9,33 @@
  */
 import { distance } from "fastest-levenshtein";
 
+/** Longest name a suggestion is looked for (keys and slugs have at most 63 characters). */
+export const MAX_SUGGESTED_LENGTH = 128;
+
+/** Longest name a message quotes whole; longer ones are cut with "…". */
+export const MAX_QUOTED_LENGTH = 80;
+
+/**
+ * A name as a message quotes it: JSON-quoted, cut to
+ * {@linkcode MAX_QUOTED_LENGTH} characters (a name of megabytes must not
+ * make a message of megabytes).
+ *
+ * @param name the name
+ * @returns the quoted name
+ *
+ * @example
+ * ```ts
+ * import { quoteName } from "./suggest.ts";
+ * if (quoteName("eu") !== '"eu"') throw new Error();
+ * if (quoteName("x".repeat(1000)).length !== 83) throw new Error();
+ * ```
+ */
+export function quoteName(name: string): string {
+  return JSON.stringify(
+    name.length <= MAX_QUOTED_LENGTH ? name : `${name.slice(0, MAX_QUOTED_LENGTH)}…`,
+  );
+}
+
 /**
  * The known name nearest to `name`, or undefined when none is close. A name
  * is close when at most about a third of its characters differ (at least
@@ -32,12 +59,17 @@ import { distance } from "fastest-levenshtein";
  * ```
  */
 export function closestName(name: string, known: Iterable<string>): string | undefined {
+  // No key or name is this long: such a name is no typo, and comparing it
+  // with every candidate would cost its length times theirs.
+  if (name.length > MAX_SUGGESTED_LENGTH) return undefined;
   const limit = Math.min(4, Math.max(1, Math.floor(name.length / 3)));
   const lower = name.toLowerCase();
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {
     if (candidate === name) continue;
+    // The distance is at least the difference of the lengths.
+    if (Math.abs(candidate.length - name.length) > limit) continue;
     const d = distance(lower, candidate.toLowerCase());
     if (d > limit || d >= Math.min(name.length, candidate.length)) continue;
     if (d < bestDistance || (d === bestDistance && best !== undefined && candidate < best)) {

@@ -39,7 +39,17 @@ export type TomlResult = { ok: true; table: TomlTable } | { ok: false; problem: 
  */
 export function parseToml(text: string, path: string): TomlResult {
   try {
-    return { ok: true, table: toPlain(parse(text)) as TomlTable };
+    const table = toPlain(parse(text));
+    if (table === TOO_DEEP) {
+      return {
+        ok: false,
+        problem: {
+          path,
+          message: `invalid TOML: tables and arrays nested deeper than ${MAX_TOML_DEPTH} levels`,
+        },
+      };
+    }
+    return { ok: true, table: table as TomlTable };
   } catch (err) {
     if (err instanceof TomlError) {
       const first = String(err.message).split("\n")[0]!.replace(/^Invalid TOML document: /, "");
@@ -251,13 +261,38 @@ export function keyBeforeEquals(line: string): string | undefined {
   return key === "" ? undefined : key;
 }
 
-function toPlain(v: unknown): unknown {
-  if (v instanceof TomlDate) return v.toISOString();
-  if (Array.isArray(v)) return v.map(toPlain);
-  if (v !== null && typeof v === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = toPlain(x);
-    return out;
+/** Deepest nesting of tables and arrays a document may have (`a.b.c…` counts each dot). */
+export const MAX_TOML_DEPTH = 64;
+
+/** What {@linkcode toPlain} returns for a document nested deeper than {@linkcode MAX_TOML_DEPTH}. */
+const TOO_DEEP: unique symbol = Symbol("too deep");
+
+/**
+ * A parsed document as plain data (dates as RFC 3339 strings, records
+ * without prototypes turned into plain objects), built with an explicit
+ * stack: a key of 100,000 dots must not overflow the call stack.
+ */
+function toPlain(root: unknown): unknown {
+  const leaf = (v: unknown) => v instanceof TomlDate ? v.toISOString() : v;
+  const isNode = (v: unknown): v is object =>
+    v !== null && typeof v === "object" && !(v instanceof TomlDate);
+  if (!isNode(root)) return leaf(root);
+  const out: Record<string, unknown> | unknown[] = Array.isArray(root) ? [] : {};
+  const stack: { from: object; to: Record<string, unknown> | unknown[]; depth: number }[] = [
+    { from: root, to: out, depth: 1 },
+  ];
+  while (stack.length > 0) {
+    const { from, to, depth } = stack.pop()!;
+    if (depth > MAX_TOML_DEPTH) return TOO_DEEP;
+    for (const [k, x] of Object.entries(from)) {
+      let value: unknown = leaf(x);
+      if (isNode(x)) {
+        value = Array.isArray(x) ? [] : {};
+        stack.push({ from: x, to: value as Record<string, unknown> | unknown[], depth: depth + 1 });
+      }
+      if (Array.isArray(to)) to.push(value);
+      else to[k] = value;
+    }
   }
-  return v;
+  return out;
 }

@@ -139,3 +139,18 @@ Deno.test("parseToml() cuts a huge duplicate key to 80 characters in its message
 Deno.test("parseToml() keeps smol-toml's message when it already says what is wrong", () => {
   assertEquals(syntaxMessage("a = 01\n"), "illegal leading zero");
 });
+
+Deno.test("parseToml() refuses nesting deeper than 64 levels as a problem, not a crash", () => {
+  // A dotted key of 100,000 parts once overflowed the call stack (a 500).
+  const deep = parseToml(`${Array(100_000).fill("a").join(".")} = 1\n`, "namespace.toml");
+  assertEquals(deep.ok, false);
+  if (!deep.ok) {
+    assertEquals(
+      deep.problem.message,
+      "invalid TOML: tables and arrays nested deeper than 64 levels",
+    );
+  }
+  const fine = parseToml(`${Array(64).fill("a").join(".")} = 1\nx = [[1], [2, [3]]]\n`, "x.toml");
+  assertEquals(fine.ok, true);
+  if (fine.ok) assertEquals(fine.table.x, [[1], [2, [3]]]);
+});

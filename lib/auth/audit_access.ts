@@ -1,56 +1,51 @@
 /**
- * Reading the audit log (`GET /api/v1/audit`) with its permission rule:
- * superadmin reads everything; a tenant admin (human or token) reads its
- * tenant's entries.
+ * Who may read which part of the audit log: a superadmin reads
+ * everything; a tenant admin (human or token) reads its tenant's entries,
+ * and is given its tenant when it names none. The read itself is
+ * `readAudit` of lib/services/audit.ts.
  *
  * @module
  */
 import { InvalidRequestError } from "../errors.ts";
-import { type AuditEntry, type AuditQuery, listAudit } from "../store/audit.ts";
-import type { Page } from "../store/page.ts";
+import type { AuditQuery } from "../store/audit.ts";
 import { tenantsAdministeredBy } from "../store/tenants.ts";
-import type { AuthDeps } from "./deps.ts";
 import { authorize } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
 
 /**
- * Lists audit entries newest first after checking `audit.read`. A
- * tenant-admin token reads its own tenant when none is named; a human
- * reads the one tenant they administer (400 when they administer several
- * and name none).
+ * The query an audit read runs for `principal`, once `audit.read` is
+ * checked on it (403): a tenant-admin token reads its own tenant when the
+ * query names none; a human reads the one tenant they administer (400
+ * when they administer several and name none).
  *
- * @param deps store, key, clock
+ * @param kv the store
  * @param principal the caller
- * @param query filters and pagination
- * @returns a page of entries
+ * @param query filters and pagination as asked
+ * @returns the query to list, with the tenant filled in
  *
  * @example
  * ```ts
- * import { readAudit } from "./audit_access.ts";
- * import { bootstrapSuperadmin } from "./bootstrap.ts";
- * import { randomTokenKey } from "./hmac_key.ts";
+ * import { auditReadScope } from "./audit_access.ts";
  * const kv = await Deno.openKv(":memory:");
- * const key = await randomTokenKey();
- * const boot = await bootstrapSuperadmin(kv, key);
- * const admin = { kind: "token" as const, token: { ...boot.token, digest: "" } };
- * const page = await readAudit({ kv, key }, admin);
- * if (page.items[0]?.type !== "token.created" || page.items[0].token_id !== boot.token.id) {
- *   throw new Error(JSON.stringify(page.items));
- * }
+ * const admin = { kind: "token", token: { id: "tok_1", type: "tenant-admin", tenant_slug: "acme" } } as never;
+ * const scoped = await auditReadScope(kv, admin, { type: "token.created" });
+ * if (scoped.tenant !== "acme" || scoped.type !== "token.created") throw new Error();
+ * const refused = await auditReadScope(kv, admin, { tenant: "other" }).catch((e) => e.status);
+ * if (refused !== 403) throw new Error(String(refused));
  * kv.close();
  * ```
  */
-export async function readAudit(
-  deps: AuthDeps,
+export async function auditReadScope(
+  kv: Deno.Kv,
   principal: Principal,
   query: AuditQuery = {},
-): Promise<Page<AuditEntry>> {
+): Promise<AuditQuery> {
   const q = { ...query };
   if (q.tenant === undefined) {
     if (principal.kind === "token" && principal.token.tenant_slug !== null) {
       q.tenant = principal.token.tenant_slug;
     } else if (principal.kind === "session") {
-      const tenants = await tenantsAdministeredBy(deps.kv, principal.user_id);
+      const tenants = await tenantsAdministeredBy(kv, principal.user_id);
       if (tenants.length > 1) {
         throw new InvalidRequestError("Name the tenant: you administer several", {
           details: { field: "tenant" },
@@ -59,11 +54,6 @@ export async function readAudit(
       if (tenants.length === 1) q.tenant = tenants[0]!;
     }
   }
-  await authorize(
-    deps.kv,
-    principal,
-    "audit.read",
-    q.tenant === undefined ? {} : { tenant: q.tenant },
-  );
-  return await listAudit(deps.kv, q);
+  await authorize(kv, principal, "audit.read", q.tenant === undefined ? {} : { tenant: q.tenant });
+  return q;
 }

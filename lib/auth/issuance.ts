@@ -8,7 +8,7 @@
  */
 import { InvalidRequestError } from "../errors.ts";
 import type { TokenInfo } from "../protocol/responses.ts";
-import { SLUG_PATTERN } from "../store/slug.ts";
+import { SLUG_PATTERN } from "../protocol/slug.ts";
 import { TOKEN_TYPES, type TokenRecord, type TokenType } from "../store/tokens.ts";
 
 /** The fields of a token its creator chooses. */

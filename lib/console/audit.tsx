@@ -7,16 +7,14 @@
  * time window in UTC; "Older" pages on with the same filters. Readable by
  * whoever `GET /api/v1/audit?tenant=…` lets read it (audit.read: the
  * tenant's admins and the people signed in to it); the page reads through
- * the same function (lib/console/audit_window.ts).
+ * one service function (`tenantAuditLog`, lib/services/audit.ts), which
+ * authorises the reader by the same rule.
  *
  * @module
  */
 import { Hono } from "hono";
 import { raw } from "hono/html";
-import { authorize, can } from "../auth/permissions.ts";
-import type { AuditEntry } from "../store/audit.ts";
-import { listNamespaces } from "../store/namespaces.ts";
-import { findUser } from "../store/users.ts";
+import { AUDIT_SCAN_LIMIT, type AuditEntry, tenantAuditLog } from "../services/audit.ts";
 import { authDeps } from "../http/authn.ts";
 import type { AppDeps } from "../http/deps.ts";
 import { detailsSummary } from "./audit_details.ts";
@@ -29,17 +27,13 @@ import {
   type FilterProblem,
   parseAuditFilter,
 } from "./audit_filters.ts";
-import { AUDIT_SCAN_LIMIT, type AuditWindowPage, readAuditWindow } from "./audit_window.ts";
 import type { ConsoleEnv } from "./env.ts";
 import { GetForm, InlineField, Options, problemAttributes } from "./form_fields.tsx";
 import { consolePage, tenantCrumbs } from "./layout.tsx";
-import type { ManifestViews } from "./manifest_view.ts";
-import { type PeopleNames, peopleNames } from "./people_names.ts";
+import type { ManifestViews } from "../services/versions.ts";
+import { type PeopleNames, peopleNames } from "../services/people.ts";
 import { ui } from "./urls.ts";
 import { DataTable, Notice, Pager, Time } from "./widgets.tsx";
-
-/** An actor id no entry has: an email that names no user filters everything out. */
-const NOBODY = "-";
 
 /**
  * The audit log routes, mounted at `/ui/t/:tenant`.
@@ -55,40 +49,19 @@ const NOBODY = "-";
  */
 export function auditRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEnv> {
   void views;
-  const { kv } = deps;
   const app = new Hono<ConsoleEnv>();
 
   app.get("/audit", async (c) => {
     const tenant = c.req.param("tenant")!;
     const person = c.get("person");
-    await authorize(kv, person, "audit.read", { tenant });
     const input = auditFilterInput(c.req.query());
     const { filter, problems } = parseAuditFilter(input);
-    let actorId: string | undefined;
-    if (filter.actor !== undefined) {
-      // an email that names no one matches nothing, like a person who never acted here
-      actorId = filter.actor.includes("@")
-        ? (await findUser(kv, filter.actor))?.id ?? NOBODY
-        : filter.actor;
-    }
-    const namespaces: string[] = [];
-    for (const ns of await listNamespaces(kv, tenant)) {
-      if (await can(kv, person, "namespace.read", { tenant, namespace: ns.slug })) {
-        namespaces.push(ns.slug);
-      }
-    }
-    const page: AuditWindowPage = problems.length > 0
-      ? { entries: [], next: null, searchedOnly: false, read: 0 }
-      : await readAuditWindow(authDeps(deps), person, {
-        tenant,
-        limit: filter.limit,
-        ...(filter.type === undefined ? {} : { type: filter.type }),
-        ...(filter.namespace === undefined ? {} : { namespace: filter.namespace }),
-        ...(actorId === undefined ? {} : { actorId }),
-        ...(filter.from === undefined ? {} : { from: filter.from }),
-        ...(filter.to === undefined ? {} : { to: filter.to }),
-        ...(filter.after === undefined ? {} : { after: filter.after }),
-      });
+    const { namespaces, page } = await tenantAuditLog(
+      deps,
+      person,
+      tenant,
+      problems.length > 0 ? null : filter, // refused filters read nothing
+    );
     const names = peopleNames(authDeps(deps), person);
     const rows = await Promise.all(page.entries.map((e) => auditRow(tenant, e, names)));
     return consolePage(

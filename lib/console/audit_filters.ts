@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { AUDIT_EVENT_TYPES } from "../store/audit.ts";
+import { AUDIT_EVENT_TYPES, type AuditLogFilter } from "../services/audit.ts";
 import { SHAPES } from "../http/params.ts";
 
 /**
@@ -33,23 +33,8 @@ export interface AuditFilterInput {
   limit: string;
 }
 
-/** The filters once checked. */
-export interface AuditFilter {
-  /** Only this event type. */
-  type?: string;
-  /** Only this actor: a user id, token id, `anonymous`, `system`, or an email to resolve. */
-  actor?: string;
-  /** Only entries of this namespace. */
-  namespace?: string;
-  /** Only entries at or after this instant (epoch ms). */
-  from?: number;
-  /** Only entries before this instant (epoch ms, exclusive). */
-  to?: number;
-  /** Cursor: only entries older than this entry id. */
-  after?: string;
-  /** Page size. */
-  limit: number;
-}
+/** The filters once checked: what `tenantAuditLog` (lib/services/audit.ts) reads with. */
+export type AuditFilter = AuditLogFilter;
 
 /** A refused field and why. */
 export interface FilterProblem {

@@ -13,21 +13,15 @@
  * @module
  */
 import { Hono } from "hono";
-import { can } from "../auth/permissions.ts";
 import { effectiveFlag } from "../flags/effective.ts";
 import type { Flag, Manifest, Rule, Segment } from "../flags/model.ts";
 import { reachableSegments } from "../flags/reach.ts";
 import { segmentsIncluding, segmentUsers } from "../flags/segment_use.ts";
 import type { AppDeps } from "../http/deps.ts";
+import { flagView } from "../services/versions.ts";
 import type { ConsoleEnv } from "./env.ts";
 import { consolePage, namespaceCrumbs } from "./layout.tsx";
-import {
-  environmentIn,
-  flagIn,
-  type ManifestViews,
-  type NamespaceView,
-  segmentIn,
-} from "./manifest_view.ts";
+import { type ManifestViews, type NamespaceView, segmentIn } from "../services/versions.ts";
 import { namespaceRef } from "./route_refs.ts";
 import {
   type SegmentNode,
@@ -55,17 +49,18 @@ export const QUICK_CHANGES = ["toggle", "default", "weights"] as const;
  */
 export function flagRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
+  const viewDeps = { ...deps, views };
 
   app.get("/flags/:flag", async (c) => {
-    const person = c.get("person");
-    const view = await views.load(deps, person, namespaceRef(c));
-    const { tenant, namespace, manifest } = view;
-    const flag = flagIn(view, c.req.param("flag"));
     const env = c.req.query("env") ?? "";
-    if (env !== "") environmentIn(view, env);
+    const { view, flag, mayWrite: writer } = await flagView(
+      viewDeps,
+      c.get("person"),
+      namespaceRef(c),
+      { flag: c.req.param("flag"), env },
+    );
+    const { tenant, namespace, manifest } = view;
     const envs = Object.keys(manifest.namespace.environments);
-    const writer = env !== "" &&
-      await can(deps.kv, person, "manifest.write", { tenant, namespace });
     return consolePage(
       c,
       {

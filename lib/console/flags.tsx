@@ -22,7 +22,7 @@ import {
   namespaceCrumbs,
   redrawOnVersion,
 } from "./layout.tsx";
-import type { ManifestViews, NamespaceView } from "./manifest_view.ts";
+import type { ManifestViews, NamespaceView } from "../services/versions.ts";
 import { namespaceRef } from "./route_refs.ts";
 import { ui } from "./urls.ts";
 import { DataTable, EnvironmentNav } from "./widgets.tsx";
@@ -122,7 +122,7 @@ export function flagListRoutes(deps: AppDeps, views: ManifestViews): Hono<Consol
         </p>,
       );
     }
-    const changed = await views.lastChanges(deps.kv, view);
+    const changed = await view.lastChanges();
     const table = <FlagTable view={view} env={env} q={q} state={state} changed={changed} />;
     if (isFragmentRequest(c)) return consoleFragment(c, table);
     const { tenant, namespace } = view;

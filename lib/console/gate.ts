@@ -11,7 +11,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { SessionPrincipal } from "../auth/principal.ts";
-import { findUser } from "../store/users.ts";
+import { signedInUser } from "../services/users.ts";
 import { readForm } from "../http/body.ts";
 import type { AppDeps, AppEnv } from "../http/deps.ts";
 import { authenticate } from "../http/authn.ts";
@@ -46,7 +46,7 @@ export function consoleGate(deps: AppDeps): MiddlewareHandler<ConsoleEnv> {
       const person = c.get("principal") as SessionPrincipal;
       c.set("person", person);
       c.set("csrf", await csrfToken(deps.key, person.session_id));
-      c.set("email", (await findUser(deps.kv, person.user_id))?.email ?? person.user_id);
+      c.set("email", (await signedInUser(deps, person)).email ?? person.user_id);
       await next();
     });
   };

@@ -9,12 +9,14 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { authorize, can } from "../auth/permissions.ts";
-import { listNamespaces } from "../store/namespaces.ts";
-import { getHead, getVersion } from "../store/versions.ts";
-import { findTenant, listTenants } from "../store/tenants.ts";
-import { createTenant } from "../services/tenants.ts";
-import { CfgtoolError, NotFoundError } from "../errors.ts";
+import { namespaceSummaries } from "../services/namespaces.ts";
+import {
+  createTenant,
+  homeTenants,
+  listAllTenants,
+  type TenantRecord,
+} from "../services/tenants.ts";
+import { CfgtoolError } from "../errors.ts";
 import type { AppDeps } from "../http/deps.ts";
 import type { ConsoleEnv } from "./env.ts";
 import { Field } from "./form_fields.tsx";
@@ -41,19 +43,19 @@ const NAMESPACE_COLUMNS = [
  * ```
  */
 export function homeRoutes(deps: AppDeps): Hono<ConsoleEnv> {
-  const { kv } = deps;
   const app = new Hono<ConsoleEnv>();
 
   app.get("/", async (c) => {
-    const person = c.get("person");
-    if (await can(kv, person, "tenant.create")) return await tenantsPage(c);
-    if (person.tenants.length === 1) return c.redirect(ui.tenant(person.tenants[0]!), 303);
+    const home = await homeTenants(deps, c.get("person"));
+    if (home.kind === "all") return tenantsPage(c, home.tenants);
+    const slugs = home.slugs;
+    if (slugs.length === 1) return c.redirect(ui.tenant(slugs[0]!), 303);
     return consolePage(
       c,
       { title: "Tenants" },
-      person.tenants.length === 0 ? <p>This sign-in admits you to no tenant.</p> : (
+      slugs.length === 0 ? <p>This sign-in admits you to no tenant.</p> : (
         <ul>
-          {person.tenants.map((t) => (
+          {slugs.map((t) => (
             <li>
               <a href={ui.tenant(t)}>{t}</a>
             </li>
@@ -64,11 +66,11 @@ export function homeRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   });
 
   /** Every tenant, and the form that creates one (operators: superadmin rights). */
-  async function tenantsPage(
+  function tenantsPage(
     c: Context<ConsoleEnv>,
+    tenants: TenantRecord[],
     problem?: { message: string; slug: string; description: string },
   ) {
-    const tenants = await listTenants(kv);
     return consolePage(
       c,
       { title: "Tenants", section: "tenants", ...(problem ? { status: 400 as const } : {}) },
@@ -138,7 +140,8 @@ export function homeRoutes(deps: AppDeps): Hono<ConsoleEnv> {
       }), { requestId: c.get("requestId") });
     } catch (err) {
       if (err instanceof CfgtoolError && (err.status === 400 || err.status === 409)) {
-        return await tenantsPage(c, { message: err.message, slug, description });
+        const tenants = await listAllTenants(deps, c.get("person"));
+        return tenantsPage(c, tenants, { message: err.message, slug, description });
       }
       throw err;
     }
@@ -146,25 +149,12 @@ export function homeRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   });
 
   app.get("/tenants", async (c) => {
-    await authorize(kv, c.get("person"), "tenant.create");
-    return await tenantsPage(c);
+    return tenantsPage(c, await listAllTenants(deps, c.get("person")));
   });
 
   app.get("/t/:tenant", async (c) => {
     const tenant = c.req.param("tenant");
-    const person = c.get("person");
-    await authorize(kv, person, "namespace.list", { tenant });
-    if (await findTenant(kv, tenant) === null) {
-      throw new NotFoundError("tenant_not_found", `No tenant ${tenant}`);
-    }
-    const rows = [];
-    for (const ns of await listNamespaces(kv, tenant)) {
-      if (!await can(kv, person, "namespace.read", { tenant, namespace: ns.slug })) continue;
-      const head = await getHead(kv, tenant, ns.slug);
-      if (head === null) continue;
-      const meta = await getVersion(kv, tenant, ns.slug, head.version);
-      rows.push({ ns, head, meta });
-    }
+    const rows = await namespaceSummaries(deps, c.get("person"), tenant);
     return consolePage(
       c,
       { title: "Namespaces", tenant, section: "namespaces", crumbs: tenantCrumbs(tenant) },
@@ -173,7 +163,7 @@ export function homeRoutes(deps: AppDeps): Hono<ConsoleEnv> {
           columns={NAMESPACE_COLUMNS}
           caption={`Namespaces of ${tenant}`}
         >
-          {rows.map(({ ns, head, meta }) => (
+          {rows.map(({ namespace: ns, head, lastChange }) => (
             <tr>
               <td class="wrap">
                 <a href={ui.namespace(tenant, ns.slug)}>{ns.slug}</a>
@@ -193,7 +183,7 @@ export function homeRoutes(deps: AppDeps): Hono<ConsoleEnv> {
                 <a href={ui.versions(tenant, ns.slug)}>v{head.version}</a>
               </td>
               <td class="hide-narrow">
-                <Time iso={meta.created_at} />
+                <Time iso={lastChange} />
               </td>
             </tr>
           ))}

@@ -3,76 +3,36 @@
  * the admins of each namespace, with forms to add one by email and to
  * remove one (after a confirmation page) for those who may change the
  * lists; the people the API lets the reader list (`user.list`); and the
- * tenant's login policy, read-only. Each part is authorised as its API
- * route is (lib/http/tenants.ts, namespaces.ts, users.ts), and every
- * change goes through the same services (lib/services/tenants.ts,
- * namespaces.ts), which refuse it again whatever the page showed.
+ * tenant's login policy, read-only. The page is one call of the people
+ * service (`tenantPeople`, lib/services/people.ts), which authorises each
+ * part as its API route is and reads the lists through the same service
+ * functions; every change goes through the same services as the API
+ * (lib/services/tenants.ts, namespaces.ts), which refuse it again whatever
+ * the page showed.
  *
  * @module
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { authorize, can } from "../auth/permissions.ts";
-import type { SessionPrincipal } from "../auth/principal.ts";
-import { CfgtoolError, ForbiddenError, InvalidRequestError, NotFoundError } from "../errors.ts";
-import type { LoginPolicyRecord } from "../protocol/login_policy.ts";
-import { getLoginPolicy } from "../services/login_policies.ts";
+import { CfgtoolError, ForbiddenError, InvalidRequestError } from "../errors.ts";
 import { addNamespaceAdmin, removeNamespaceAdmin } from "../services/namespaces.ts";
 import {
-  addTenantAdmin,
-  isSuperadmin,
-  isTenantPerson,
-  removeTenantAdmin,
-} from "../services/tenants.ts";
-import type { Membership } from "../store/membership.ts";
-import { tenantMemberIds } from "../store/membership.ts";
-import { listNamespaceAdmins, listNamespaces } from "../store/namespaces.ts";
-import { findTenant, getTenant, listTenantAdmins } from "../store/tenants.ts";
-import { authDeps } from "../http/authn.ts";
+  type Admin,
+  adminToRemove,
+  type Member,
+  type PeopleQuery,
+  tenantPeople,
+} from "../services/people.ts";
+import { addTenantAdmin, type Membership, removeTenantAdmin } from "../services/tenants.ts";
 import type { AppDeps } from "../http/deps.ts";
 import { SHAPES, userRefField } from "../http/params.ts";
 import type { ConsoleEnv } from "./env.ts";
 import { CONFIRM_FIELD, confirmed, InlineField } from "./form_fields.tsx";
 import { consolePage, tenantCrumbs } from "./layout.tsx";
 import { LoginPolicyView } from "./login_policy_view.tsx";
-import type { ManifestViews } from "./manifest_view.ts";
-import { peopleNames } from "./people_names.ts";
+import type { ManifestViews } from "../services/versions.ts";
 import { ui } from "./urls.ts";
 import { CsrfField, DataTable, Notice, Time } from "./widgets.tsx";
-
-/** An admin as listed: the membership and the person's email. */
-interface Admin extends Membership {
-  email: string;
-}
-
-/** One namespace's admins. */
-interface NamespaceAdmins {
-  slug: string;
-  admins: Admin[];
-  /** The reader may add and remove them (`namespace.admins`). */
-  mayChange: boolean;
-}
-
-/** A person of the tenant, as `GET /api/v1/users?tenant=` lists them, with their roles here. */
-interface Member {
-  id: string;
-  email: string;
-  created_at: string;
-  roles: string[];
-}
-
-/** What the people page shows. */
-interface PeopleModel {
-  tenant: string;
-  tenantAdmins: Admin[];
-  mayChangeTenantAdmins: boolean;
-  namespaces: NamespaceAdmins[];
-  /** null: the reader may not list people (`user.list`). */
-  members: Member[] | null;
-  /** "hidden": the reader may not read it (`tenant.login`); null: the tenant has none. */
-  policy: LoginPolicyRecord | null | "hidden";
-  policySetBy: string;
-}
 
 /** A refused add, shown on the form it came from with the input kept. */
 interface Refused {
@@ -102,7 +62,6 @@ interface PageNotice {
  */
 export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEnv> {
   void views;
-  const { kv } = deps;
   const app = new Hono<ConsoleEnv>();
 
   app.get("/people", async (c) => {
@@ -111,7 +70,7 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
     if (remove !== undefined) {
       return await confirmRemove(c, tenant, remove, c.req.query("namespace") ?? "");
     }
-    return await peoplePage(c, tenant, { notice: await doneNotice(c, tenant) });
+    return await peoplePage(c, tenant, { done: doneOf(c) });
   });
 
   app.post("/people/add", async (c) => {
@@ -189,107 +148,32 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
     return value;
   }
 
-  /** The notice of `?done=added|removed&user=…&namespace=…` after a change. */
-  async function doneNotice(
-    c: Context<ConsoleEnv>,
-    tenant: string,
-  ): Promise<PageNotice | undefined> {
+  /** The change `?done=added|removed&user=…&namespace=…` names, if any. */
+  function doneOf(c: Context<ConsoleEnv>): Done | undefined {
     const done = c.req.query("done");
     const user = c.req.query("user") ?? "";
     if ((done !== "added" && done !== "removed") || !SHAPES.userId.pattern.test(user)) {
       return undefined;
     }
-    const ns = c.req.query("namespace");
-    const person = c.get("person");
-    // The notice reports the viewer's own change: only someone who may make it sees it (the
-    // query is anyone's to write, and must not turn a user id into an email).
-    const mayChange = ns
-      ? await can(kv, person, "namespace.admins", { tenant, namespace: ns })
-      : await can(kv, person, "tenant.admins", { tenant });
-    if (!mayChange) return undefined;
-    const email = await nameHere(person, tenant, user);
-    const role = ns ? `an admin of namespace ${ns}` : `a tenant admin of ${tenant}`;
-    return {
-      kind: "info",
-      text: done === "added" ? `${email} is ${role}.` : `${email} is no longer ${role}.`,
-    };
-  }
-
-  /**
-   * An id as this tenant's pages name it: the email of one of the tenant's
-   * people (for a superadmin: of any user), else the id as given, so a page
-   * of this tenant never shows the email of another tenant's person.
-   */
-  async function nameHere(person: SessionPrincipal, tenant: string, id: string) {
-    if (!SHAPES.userId.pattern.test(id)) return id;
-    if (!isSuperadmin(person)) {
-      const record = await findTenant(kv, tenant);
-      if (record === null || !await isTenantPerson(deps, record, id)) return id;
-    }
-    return (await peopleNames(authDeps(deps), person).email(id)) ?? id;
-  }
-
-  async function loadModel(person: SessionPrincipal, tenant: string): Promise<PeopleModel> {
-    await authorize(kv, person, "tenant.read", { tenant }); // as GET /tenants/{t}/admins
-    await getTenant(kv, tenant);
-    const names = peopleNames(authDeps(deps), person);
-    const withEmails = async (list: Membership[]): Promise<Admin[]> => {
-      const out: Admin[] = [];
-      for (const m of list) out.push({ ...m, email: (await names.email(m.user_id)) ?? "" });
-      return out.sort(byEmail);
-    };
-    const tenantAdmins = await withEmails(await listTenantAdmins(kv, tenant));
-    const namespaces: NamespaceAdmins[] = [];
-    for (const ns of await listNamespaces(kv, tenant)) {
-      const target = { tenant, namespace: ns.slug };
-      if (!await can(kv, person, "namespace.read", target)) continue; // as GET …/{ns}/admins
-      namespaces.push({
-        slug: ns.slug,
-        admins: await withEmails(await listNamespaceAdmins(kv, tenant, ns.slug)),
-        mayChange: await can(kv, person, "namespace.admins", target),
-      });
-    }
-    let members: Member[] | null = null;
-    if (await can(kv, person, "user.list", { tenant })) { // as GET /users?tenant=
-      members = [];
-      for (const id of await tenantMemberIds(kv, tenant)) {
-        const user = await names.user(id);
-        if (user === null) continue;
-        const roles = tenantAdmins.some((a) => a.user_id === id) ? ["tenant admin"] : [];
-        for (const ns of namespaces) {
-          if (ns.admins.some((a) => a.user_id === id)) roles.push(`admin of ${ns.slug}`);
-        }
-        members.push({ id, email: user.email, created_at: user.created_at, roles });
-      }
-      members.sort(byEmail);
-    }
-    let policy: PeopleModel["policy"] = "hidden";
-    if (await can(kv, person, "tenant.login", { tenant })) {
-      try {
-        policy = await getLoginPolicy(deps, person, tenant);
-      } catch (err) {
-        if (!(err instanceof NotFoundError)) throw err;
-        policy = null;
-      }
-    }
-    const setBy = policy !== "hidden" && policy !== null ? policy.updated_by : "";
-    return {
-      tenant,
-      tenantAdmins,
-      mayChangeTenantAdmins: await can(kv, person, "tenant.admins", { tenant }),
-      namespaces,
-      members,
-      policy,
-      policySetBy: await nameHere(person, tenant, setBy),
-    };
+    return { done, user, namespace: c.req.query("namespace") };
   }
 
   async function peoplePage(
     c: Context<ConsoleEnv>,
     tenant: string,
-    extra: { notice?: PageNotice | undefined; refused?: Refused; status?: 400 | 404 | 409 },
+    extra: {
+      done?: Done | undefined;
+      notice?: PageNotice;
+      refused?: Refused;
+      status?: 400 | 404 | 409;
+    },
   ): Promise<Response> {
-    const model = await loadModel(c.get("person"), tenant);
+    const done = extra.done;
+    const query: PeopleQuery = done === undefined
+      ? {}
+      : { changed: { user: done.user, namespace: done.namespace } };
+    const model = await tenantPeople(deps, c.get("person"), tenant, query);
+    const notice = extra.notice ?? doneNotice(tenant, done, model.changed);
     const csrf = c.get("csrf");
     const refused = extra.refused;
     return consolePage(
@@ -302,9 +186,7 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
         ...(extra.status === undefined ? {} : { status: extra.status }),
       },
       <>
-        {extra.notice === undefined
-          ? null
-          : <Notice kind={extra.notice.kind}>{extra.notice.text}</Notice>}
+        {notice === undefined ? null : <Notice kind={notice.kind}>{notice.text}</Notice>}
         {refused === undefined ? null : (
           <Notice kind="error">
             <p>
@@ -403,20 +285,7 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
   ): Promise<Response> {
     const person = c.get("person");
     const namespace = scopeOf(nsText);
-    if (namespace === null) await authorize(kv, person, "tenant.admins", { tenant });
-    else await authorize(kv, person, "namespace.admins", { tenant, namespace });
-    const list = namespace === null
-      ? await listTenantAdmins(kv, tenant)
-      : await listNamespaceAdmins(kv, tenant, namespace);
-    if (!SHAPES.userId.pattern.test(userId) || !list.some((m) => m.user_id === userId)) {
-      throw new NotFoundError(
-        "admin_not_found",
-        namespace === null
-          ? `That person is not a tenant admin of ${tenant}`
-          : `That person is not an admin of namespace ${namespace}`,
-      );
-    }
-    const email = await peopleNames(authDeps(deps), person).label(userId);
+    const email = await adminToRemove(deps, person, tenant, namespace, userId);
     const role = namespace === null
       ? `tenant admin of ${tenant}`
       : `admin of namespace ${namespace}`;
@@ -479,9 +348,31 @@ function refusedChange(err: unknown): err is CfgtoolError {
   return err instanceof CfgtoolError && !(err instanceof ForbiddenError);
 }
 
-/** Sorts people by email. */
-function byEmail(a: { email: string }, b: { email: string }): number {
-  return a.email < b.email ? -1 : a.email > b.email ? 1 : 0;
+/** A change to an admin list that the page's address reports (`?done=…`). */
+interface Done {
+  done: "added" | "removed";
+  user: string;
+  /** The namespace whose list changed; none (or "") for the tenant's. */
+  namespace: string | undefined;
+}
+
+/**
+ * The notice of a change the reader just made, naming the person as the
+ * people service does (`changed`: undefined when the reader may not make
+ * that change, and then there is no notice).
+ */
+function doneNotice(
+  tenant: string,
+  done: Done | undefined,
+  name: string | undefined,
+): PageNotice | undefined {
+  if (done === undefined || name === undefined) return undefined;
+  const ns = done.namespace;
+  const role = ns ? `an admin of namespace ${ns}` : `a tenant admin of ${tenant}`;
+  return {
+    kind: "info",
+    text: done.done === "added" ? `${name} is ${role}.` : `${name} is no longer ${role}.`,
+  };
 }
 
 /** The id of an add form's email field. */

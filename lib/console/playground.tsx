@@ -18,13 +18,13 @@ import { CfgtoolError } from "../errors.ts";
 import { evaluateAll, type EvaluationResult } from "../flags/evaluate.ts";
 import type { AppDeps } from "../http/deps.ts";
 import { InvalidContextError, validateContext } from "../http/context_input.ts";
-import { admitEvaluation, evaluationService, modelFor } from "../http/evaluate.ts";
+import { evaluationModel } from "../services/evaluation.ts";
 import { contextSkeleton } from "../flags/context_shape.ts";
 import type { ConsoleEnv } from "./env.ts";
 import { explainResult, type Explanation } from "../flags/explain.ts";
 import { Field } from "./form_fields.tsx";
 import { consolePage, namespaceCrumbs } from "./layout.tsx";
-import { environmentIn, type ManifestViews, type NamespaceView } from "./manifest_view.ts";
+import { environmentIn, type ManifestViews, type NamespaceView } from "../services/versions.ts";
 import { environmentRef } from "./route_refs.ts";
 import { ui } from "./urls.ts";
 import { CsrfField, DataTable, ProblemNotice } from "./widgets.tsx";
@@ -57,11 +57,10 @@ interface Outcome {
  */
 export function playgroundRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
-  const svc = evaluationService(deps);
 
   app.get("/env/:env/playground", async (c) => {
     const t = environmentRef(c);
-    await admitEvaluation(deps, svc, c.get("person"), t, undefined);
+    await evaluationModel(deps, c.get("person"), t);
     const view = await views.load(deps, c.get("person"), t);
     environmentIn(view, t.environment);
     const text = JSON.stringify(contextSkeleton(view.manifest), null, 2);
@@ -70,8 +69,7 @@ export function playgroundRoutes(deps: AppDeps, views: ManifestViews): Hono<Cons
 
   app.post("/env/:env/playground", async (c) => {
     const t = environmentRef(c);
-    await admitEvaluation(deps, svc, c.get("person"), t, undefined);
-    const { head, model } = await modelFor(deps, svc, t);
+    const { head, model } = await evaluationModel(deps, c.get("person"), t);
     const view = await views.load(deps, c.get("person"), t, head.version);
     const form = c.get("form");
     const text = form.get(FIELD.context) ?? "";

@@ -18,7 +18,7 @@ import { assetNamed } from "./assets.ts";
 import type { ConsoleEnv } from "./env.ts";
 import { consoleGate } from "./gate.ts";
 import { consoleFragment, consolePage, isFragmentRequest } from "./layout.tsx";
-import { ManifestViews } from "./manifest_view.ts";
+import { ManifestViews } from "../services/versions.ts";
 import { homeRoutes } from "./namespaces.tsx";
 import { flagListRoutes } from "./flags.tsx";
 import { liveRoutes } from "./live.ts";

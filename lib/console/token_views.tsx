@@ -8,7 +8,8 @@
  * @module
  */
 import type { CfgtoolError } from "../errors.ts";
-import type { PublicToken, TokenStatus, TokenType } from "../store/tokens.ts";
+import type { TokenStatus, TokenType } from "../protocol/responses.ts";
+import type { IssuableNamespace, PublicToken } from "../services/tokens.ts";
 import { Field, Options } from "./form_fields.tsx";
 import { EXPIRY_CHOICES, FORM_FIELD, type TokenForm } from "./token_form.ts";
 import { ui } from "./urls.ts";
@@ -22,12 +23,6 @@ export const TYPE_PURPOSE: Readonly<Record<TokenType, string>> = {
   "tenant-admin": "automation across the tenant's namespaces",
   "superadmin": "the whole installation",
 };
-
-/** A namespace the person may issue tokens for, with its declared environments. */
-export interface IssuableNamespace {
-  slug: string;
-  environments: string[];
-}
 
 function StatusBadge(props: { status: TokenStatus }) {
   const cls = props.status === "active" ? "on" : props.status === "revoked" ? "off" : "warn";
@@ -68,7 +63,7 @@ const TOKEN_COLUMNS = [
  * @example
  * ```tsx
  * import { TokenTable } from "./token_views.tsx";
- * import type { PublicToken } from "../store/tokens.ts";
+ * import type { PublicToken } from "../services/tokens.ts";
  * const t = { id: "tok_1", name: "ci", type: "namespace-write", tenant_slug: "acme",
  *   namespace_slug: "web", environment_slug: null, created_at: "2030-01-01T00:00:00.000Z",
  *   expires_at: null, last_used_at: null, status: "active" } as PublicToken;
@@ -113,7 +108,7 @@ export function TokenTable(props: { tenant: string; tokens: readonly PublicToken
  * @example
  * ```tsx
  * import { TokenDetails } from "./token_views.tsx";
- * import type { PublicToken } from "../store/tokens.ts";
+ * import type { PublicToken } from "../services/tokens.ts";
  * const t = { id: "tok_1", name: "shop", type: "namespace-client", tenant_slug: "acme",
  *   namespace_slug: "web", environment_slug: "staging", allowed_origins: ["https://shop.test"],
  *   prefix: "svc_client_AbC", description: null, created_by: "usr_1",

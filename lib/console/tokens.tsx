@@ -5,56 +5,39 @@
  * person who may issue some type), one token's page with rotation and
  * revocation behind a confirmation, and the pages that show a new secret
  * once (answered directly, 201, never behind a redirect, never again).
- * Everything goes through lib/services/tokens.ts with the signed-in
- * person as principal, as `/api/v1/tokens` does.
+ * Each page calls one function of lib/services/tokens.ts with the
+ * signed-in person as principal (the one `/api/v1/tokens` calls where
+ * both do the same), and renders what it returns.
  *
  * @module
  */
 import { type Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
-import { authorize, authorizeIssue, authorizeTokenAction } from "../auth/permissions.ts";
-import type { TokenAction } from "../auth/permissions.ts";
-import type { Principal } from "../auth/principal.ts";
+import { clockOf } from "../services/deps.ts";
 import {
-  createToken,
-  getToken,
   type IssuedToken,
-  listTokens,
-  type ListTokensQuery,
+  issueTenantToken,
+  type PublicToken,
   revokeToken,
   rotateToken,
-} from "../services/tokens.ts";
-import {
-  type CfgtoolError,
-  ConflictError,
-  ForbiddenError,
-  InvalidRequestError,
-  NotFoundError,
-} from "../errors.ts";
-import { listNamespaces } from "../store/namespaces.ts";
-import { findTenant } from "../store/tenants.ts";
-import {
-  type PublicToken,
+  type TenantToken,
+  tenantToken,
+  type TenantTokenFilter,
+  tenantTokens,
   TOKEN_TYPES,
-  type TokenRecord,
-  type TokenStatus,
-  type TokenType,
-} from "../store/tokens.ts";
-import { getHead } from "../store/versions.ts";
-import { authDeps, requestContext } from "../http/authn.ts";
+  type TokenFormChoices,
+  tokenFormChoices,
+} from "../services/tokens.ts";
+import { type CfgtoolError, ConflictError, InvalidRequestError, NotFoundError } from "../errors.ts";
+import type { TokenStatus } from "../protocol/responses.ts";
+import { requestContext } from "../http/authn.ts";
 import type { AppDeps, AppEnv } from "../http/deps.ts";
 import type { ConsoleEnv } from "./env.ts";
 import { ConfirmCheck, confirmed, GetForm, InlineField, Options } from "./form_fields.tsx";
 import { consolePage, type PageOptions, tenantCrumbs } from "./layout.tsx";
-import type { ManifestViews } from "./manifest_view.ts";
+import type { ManifestViews } from "../services/versions.ts";
 import { createInputOf, type TokenForm, tokenFormOf } from "./token_form.ts";
-import {
-  CreateTokenForm,
-  type IssuableNamespace,
-  SecretPanel,
-  TokenDetails,
-  TokenTable,
-} from "./token_views.tsx";
+import { CreateTokenForm, SecretPanel, TokenDetails, TokenTable } from "./token_views.tsx";
 import { ui } from "./urls.ts";
 import { CsrfField, Notice, Pager, ProblemNotice } from "./widgets.tsx";
 
@@ -62,12 +45,6 @@ const STATUSES: readonly TokenStatus[] = ["active", "revoked", "expired"];
 /** The types a tenant's tokens can have (superadmin tokens belong to no tenant). */
 const TENANT_TYPES = TOKEN_TYPES.filter((t) => t !== "superadmin");
 const PAGE_SIZE = 25;
-
-/** What a person may issue in a tenant. */
-interface Issuable {
-  types: TokenType[];
-  namespaces: IssuableNamespace[];
-}
 
 /**
  * The token routes, mounted at `/ui/t/:tenant`.
@@ -83,76 +60,28 @@ interface Issuable {
  */
 export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEnv> {
   void views;
-  const { kv } = deps;
-  const auth = authDeps(deps);
-  const now = () => deps.now?.() ?? new Date();
+  const now = clockOf(deps);
   const app = new Hono<ConsoleEnv>();
-
-  /** The types and namespaces `person` may issue tokens for in `tenant`. */
-  async function issuable(person: Principal, tenant: string): Promise<Issuable> {
-    const types: TokenType[] = [];
-    const namespaces: IssuableNamespace[] = [];
-    for (const ns of await listNamespaces(kv, tenant)) {
-      const b = { type: "namespace-read" as const, tenant_slug: tenant, namespace_slug: ns.slug };
-      if (!await allowed(() => authorizeIssue(kv, person, b))) continue;
-      const head = await getHead(kv, tenant, ns.slug);
-      namespaces.push({ slug: ns.slug, environments: Object.keys(head?.environments ?? {}) });
-    }
-    if (namespaces.length > 0) types.push("namespace-read", "namespace-write", "namespace-client");
-    const admin = { type: "tenant-admin" as const, tenant_slug: tenant, namespace_slug: null };
-    if (await allowed(() => authorizeIssue(kv, person, admin))) types.push("tenant-admin");
-    return { types, namespaces };
-  }
-
-  /**
-   * The token of the path, read as the person, in this tenant. A person who
-   * may not read the tenant is refused (403) whatever the id, as the list
-   * is; a token of the tenant they may not read is 403 (`getToken`); an
-   * unknown id and a token of any other tenant get the same 404.
-   */
-  async function tokenOf(c: Context<ConsoleEnv>): Promise<PublicToken> {
-    const tenant = c.req.param("tenant")!;
-    const id = c.req.param("id")!;
-    const person = c.get("person");
-    await authorize(kv, person, "tenant.read", { tenant });
-    const token = await getToken(auth, person, id).catch((err) => {
-      if (err instanceof NotFoundError) return null;
-      throw err;
-    });
-    if (token === null || token.tenant_slug !== tenant) {
-      throw new NotFoundError("token_not_found", `No token ${id} in tenant ${tenant}`);
-    }
-    return token;
-  }
-
-  /** Whether the person may act on a token. */
-  function mayAct(person: Principal, action: TokenAction, token: PublicToken): Promise<boolean> {
-    const record: TokenRecord = { ...token, digest: "" };
-    return allowed(() => authorizeTokenAction(kv, person, action, record));
-  }
 
   // ---- the list, with the creation form ----
 
   app.get("/tokens", async (c) => {
     const tenant = c.req.param("tenant")!;
-    const person = c.get("person");
-    await authorize(kv, person, "tenant.read", { tenant });
-    if (await findTenant(kv, tenant) === null) {
-      throw new NotFoundError("tenant_not_found", `No tenant ${tenant}`);
-    }
-    const all = (await listNamespaces(kv, tenant)).map((n) => n.slug);
     const q = c.req.query();
-    const filters = {
+    const asked: TenantTokenFilter = {
       status: choice(q.status, STATUSES) ?? "active",
-      type: choice(q.type, TENANT_TYPES),
-      namespace: choice(q.namespace, all),
+      limit: pageSize(q.limit),
     };
-    const query: ListTokensQuery = { tenant, status: filters.status, limit: pageSize(q.limit) };
-    if (filters.type !== undefined) query.type = filters.type;
-    if (filters.namespace !== undefined) query.namespace = filters.namespace;
-    if (q.after && /^tok_[0-9A-Za-z]{1,40}$/.test(q.after)) query.after = q.after;
-    const page = await listTokens(auth, person, query);
-    const issue = await issuable(person, tenant);
+    const type = choice(q.type, TENANT_TYPES);
+    if (type !== undefined) asked.type = type;
+    if (q.namespace) asked.namespace = q.namespace; // kept only when the tenant has it
+    if (q.after && /^tok_[0-9A-Za-z]{1,40}$/.test(q.after)) asked.after = q.after;
+    const { namespaces: all, filter: filters, page, choices: issue } = await tenantTokens(
+      deps,
+      c.get("person"),
+      tenant,
+      asked,
+    );
     const self = (after?: string) =>
       ui.tokens(tenant, {
         status: filters.status === "active" ? undefined : filters.status,
@@ -197,7 +126,7 @@ export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEn
         {page.items.length === 0
           ? (
             <p id="no-tokens">
-              {issue.types.length === 0 && filters.status === "active" && !query.after
+              {issue.types.length === 0 && filters.status === "active" && !filters.after
                 ? "You may see no tokens here: tenant and namespace admins manage them."
                 : `No ${filters.status} token matches.`}
             </p>
@@ -205,7 +134,7 @@ export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEn
           : <TokenTable tenant={tenant} tokens={page.items} />}
         <Pager
           label="Pages of tokens"
-          first={query.after === undefined ? undefined : self()}
+          first={filters.after === undefined ? undefined : self()}
           next={page.next === null ? undefined : self(page.next)}
           firstText="First page"
           nextText="Next page"
@@ -229,22 +158,19 @@ export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEn
   app.post("/tokens", async (c) => {
     const tenant = c.req.param("tenant")!;
     const person = c.get("person");
-    const issue = await issuable(person, tenant);
-    if (issue.types.length === 0) {
-      throw new ForbiddenError(`Not allowed to issue tokens in ${tenant}`);
-    }
     const form = tokenFormOf(c.get("form"));
     let made: IssuedToken;
     try {
-      made = await createToken(
-        auth,
+      made = await issueTenantToken(
+        deps,
         person,
-        createInputOf(tenant, form, now()),
+        tenant,
+        () => createInputOf(tenant, form, now()),
         requestContext(c as unknown as Context<AppEnv>),
       );
     } catch (err) {
       if (!refusedInput(err)) throw err;
-      return formAgain(c, tenant, issue, form, err);
+      return formAgain(c, tenant, await tokenFormChoices(deps, person, tenant), form, err);
     }
     return consolePage(
       c,
@@ -265,7 +191,7 @@ export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEn
   function formAgain(
     c: Context<ConsoleEnv>,
     tenant: string,
-    issue: Issuable,
+    issue: TokenFormChoices,
     form: TokenForm,
     error: CfgtoolError,
   ): Promise<Response> {
@@ -295,22 +221,26 @@ export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEn
 
   // ---- one token ----
 
+  /** The token of the path as its page shows it, the person allowed `needs` when given. */
+  function tokenOf(
+    c: Context<ConsoleEnv>,
+    needs?: "token.rotate" | "token.revoke",
+  ): Promise<TenantToken> {
+    return tenantToken(deps, c.get("person"), c.req.param("tenant")!, c.req.param("id")!, needs);
+  }
+
   app.get("/tokens/:id", async (c) => {
     return tokenPage(c, await tokenOf(c));
   });
 
   /** A token's page: its details, and rotation and revocation when allowed. */
-  async function tokenPage(
+  function tokenPage(
     c: Context<ConsoleEnv>,
-    token: PublicToken,
+    shown: TenantToken,
     refusal?: { action: "rotate" | "revoke"; message: string },
   ): Promise<Response> {
     const tenant = c.req.param("tenant")!;
-    const person = c.get("person");
-    const active = token.status === "active";
-    const rotate = active && token.rotated_to_token_id === null &&
-      await mayAct(person, "token.rotate", token);
-    const revoke = active && await mayAct(person, "token.revoke", token);
+    const { token, may: { rotate, revoke } } = shown;
     const csrf = c.get("csrf");
     const problem = (action: "rotate" | "revoke") =>
       refusal?.action === action ? refusal.message : undefined;
@@ -395,18 +325,17 @@ export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEn
 
   app.post("/tokens/:id/rotate", async (c) => {
     const tenant = c.req.param("tenant")!;
-    const old = await tokenOf(c);
+    const id = c.req.param("id")!;
     if (!confirmed(c.get("form"))) {
-      await authorizeTokenAction(kv, c.get("person"), "token.rotate", { ...old, digest: "" });
-      return tokenPage(c, old, {
+      return tokenPage(c, await tokenOf(c, "token.rotate"), {
         action: "rotate",
         message: "Rotating needs your confirmation: tick the box, then press Rotate token.",
       });
     }
     const made = await rotateToken(
-      auth,
+      deps,
       c.get("person"),
-      old.id,
+      { tenant, id },
       {},
       requestContext(c as unknown as Context<AppEnv>),
     );
@@ -419,7 +348,7 @@ export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEn
           <p>
             The old token's secret keeps working until you revoke it. Give the consumer this new
             secret, check that it works, then{" "}
-            <a href={ui.token(tenant, old.id)}>revoke the old token</a>.
+            <a href={ui.token(tenant, id)}>revoke the old token</a>.
           </p>
         </Notice>
         <h2>Details of the replacement</h2>
@@ -434,22 +363,21 @@ export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEn
 
   app.post("/tokens/:id/revoke", async (c) => {
     const tenant = c.req.param("tenant")!;
-    const token = await tokenOf(c);
+    const id = c.req.param("id")!;
     if (!confirmed(c.get("form"))) {
-      await authorizeTokenAction(kv, c.get("person"), "token.revoke", { ...token, digest: "" });
-      return tokenPage(c, token, {
+      return tokenPage(c, await tokenOf(c, "token.revoke"), {
         action: "revoke",
         message: "Revoking needs your confirmation: tick the box, then press Revoke token.",
       });
     }
+    // this process's streams of the token end before the answer (the service tells the runtime)
     await revokeToken(
-      auth,
+      deps,
       c.get("person"),
-      token.id,
+      { tenant, id },
       requestContext(c as unknown as Context<AppEnv>),
     );
-    await deps.runtime.guard.recheck(); // this process's streams of the token end now
-    return c.redirect(ui.token(tenant, token.id), 303);
+    return c.redirect(ui.token(tenant, id), 303);
   });
 
   return app;
@@ -498,17 +426,6 @@ function TokenAction(
       </form>
     </section>
   );
-}
-
-/** Whether a check passes (false on 403; other errors still throw). */
-async function allowed(check: () => Promise<void>): Promise<boolean> {
-  try {
-    await check();
-    return true;
-  } catch (err) {
-    if (err instanceof ForbiddenError) return false;
-    throw err;
-  }
 }
 
 /** A refusal of what the person typed: shown with the form again, their input kept. */

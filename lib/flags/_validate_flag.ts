@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { quoteName } from "../suggest.ts";
 import { compareUtf8 } from "../bytes.ts";
 import type { TomlTable } from "../toml.ts";
 import { describe, isTable, keyPath } from "../toml_fields.ts";
@@ -81,9 +82,7 @@ export function checkFlag(
       if (!VARIATION_NAME_RE.test(name)) {
         fc.report(
           vk,
-          `invalid variation name ${
-            JSON.stringify(name)
-          } (names match ${VARIATION_NAME_RE.source})`,
+          `invalid variation name ${quoteName(name)} (names match ${VARIATION_NAME_RE.source})`,
         );
       }
       if (type !== undefined) {
@@ -112,7 +111,7 @@ export function checkFlag(
         const declared = [...envKeys].sort(compareUtf8).join(", ");
         fc.report(
           prefix,
-          `unknown environment ${JSON.stringify(env)} (namespace.toml declares ${
+          `unknown environment ${quoteName(env)} (namespace.toml declares ${
             declared === "" ? "none" : declared
           })`,
         );

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { quoteName } from "../suggest.ts";
 import type { TomlTable } from "../toml.ts";
 import { keyPath } from "../toml_fields.ts";
 import type { FileChecker } from "./_validate_common.ts";
@@ -55,7 +56,7 @@ export function checkNamespace(
     if (!KEY_RE.test(name)) {
       fc.report(
         prefix,
-        `invalid environment key ${JSON.stringify(name)} (keys match ${KEY_RE.source})`,
+        `invalid environment key ${quoteName(name)} (keys match ${KEY_RE.source})`,
       );
     }
     const table = fc.asTable(raw, prefix);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { didYouMean } from "../suggest.ts";
+import { didYouMean, quoteName } from "../suggest.ts";
 import type { TomlTable } from "../toml.ts";
 import { describe, isTable, keyPath } from "../toml_fields.ts";
 import type { FileChecker } from "./_validate_common.ts";
@@ -29,7 +29,7 @@ export function checkVariationRef(
     const known = [...names].join(", ");
     fc.report(
       key,
-      `unknown variation ${JSON.stringify(v)} (variations: ${known === "" ? "none" : known})`,
+      `unknown variation ${quoteName(v)} (variations: ${known === "" ? "none" : known})`,
     );
   }
   return v;
@@ -59,7 +59,7 @@ export function checkRule(
       if (!segmentKeys.has(raw.segment)) {
         fc.report(
           keyPath(prefix, "segment"),
-          `unknown segment ${JSON.stringify(raw.segment)}${didYouMean(raw.segment, segmentKeys)}`,
+          `unknown segment ${quoteName(raw.segment)}${didYouMean(raw.segment, segmentKeys)}`,
         );
       }
       segment = raw.segment;
@@ -136,7 +136,7 @@ function checkRollout(
         if (seen.has(v)) {
           fc.report(
             keyPath(ek, "variation"),
-            `variation ${JSON.stringify(v)} appears twice in the rollout`,
+            `variation ${quoteName(v)} appears twice in the rollout`,
           );
         }
         seen.add(v);

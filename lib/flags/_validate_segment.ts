@@ -7,7 +7,7 @@
 import { refName, validatePredicate } from "./conditions.ts";
 import type { Predicate } from "./conditions.ts";
 import type { TomlTable } from "../toml.ts";
-import { didYouMean } from "../suggest.ts";
+import { didYouMean, quoteName } from "../suggest.ts";
 import { describe, keyPath } from "../toml_fields.ts";
 import type { FileChecker } from "./_validate_common.ts";
 import { SCHEMA_VERSION, type Segment } from "./model.ts";
@@ -63,7 +63,7 @@ export function checkSegment(
     else {
       fc.report(
         keyPath(prefix, "attribute"),
-        `unknown segment ${JSON.stringify(target)}${didYouMean(target, segmentKeys)}`,
+        `unknown segment ${quoteName(target)}${didYouMean(target, segmentKeys)}`,
       );
     }
   });

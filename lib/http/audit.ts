@@ -8,10 +8,9 @@
  * @module
  */
 import { Hono } from "hono";
-import { readAudit } from "../auth/audit_access.ts";
-import type { AuditQuery } from "../store/audit.ts";
+import type { AuditQuery } from "../protocol/requests.ts";
+import { readAudit } from "../services/audit.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
-import { authDeps } from "./authn.ts";
 import { intParam, shapedParam, SHAPES } from "./params.ts";
 
 /**
@@ -41,7 +40,7 @@ export function auditRoutes(deps: AppDeps): Hono<AppEnv> {
     if (after !== undefined) query.after = after;
     const since = shapedParam(q.since, "since", SHAPES.auditId);
     if (since !== undefined) query.since = since;
-    const page = await readAudit(authDeps(deps), c.get("principal"), query);
+    const page = await readAudit(deps, c.get("principal"), query);
     return c.json({ entries: page.items, next: page.next });
   });
   return app;

@@ -10,14 +10,10 @@
  */
 import { Hono } from "hono";
 import type { Principal } from "../auth/principal.ts";
-import { authorize } from "../auth/permissions.ts";
-import { verifyClosureToken } from "../closure/signed_token.ts";
 import { etagMatches, versionEtag } from "../protocol/etag.ts";
 import { decodeSubscription } from "../protocol/subscription.ts";
-import { CfgtoolError, InvalidRequestError, NotFoundError, UnauthorizedError } from "../errors.ts";
-import { closureArchive, loadVersion } from "../events/closures.ts";
-import { getNamespace } from "../store/namespaces.ts";
-import { findVersion, getHead } from "../store/versions.ts";
+import { InvalidRequestError, UnauthorizedError } from "../errors.ts";
+import { closureFor } from "../services/streams.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { authenticate } from "./authn.ts";
 
@@ -34,9 +30,7 @@ import { authenticate } from "./authn.ts";
  * ```
  */
 export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
-  const { kv } = deps;
   const app = new Hono<AppEnv>();
-  const now = () => deps.now?.() ?? new Date();
 
   // A bearer credential, or a signed token (the snapshot URL of an event) in the query.
   const authn = authenticate(deps, { from: ["bearer"], required: false });
@@ -60,58 +54,17 @@ export function closureRoutes(deps: AppDeps): Hono<AppEnv> {
     const flags = decodeSubscription(subscription);
 
     const principal = c.get("principal") as Principal | undefined;
-    if (principal !== undefined) {
-      await authorize(kv, principal, "manifest.read", { tenant, namespace });
-    } else {
-      const token = c.req.query("token");
-      if (token === undefined) {
-        throw new UnauthorizedError(
-          "Missing credential: send Authorization: Bearer <token> or a signed token parameter",
-        );
-      }
-      const who = await verifyClosureToken(
-        deps.key,
-        token,
-        { tenant, namespace, version, subscription },
-        now(),
-      );
-      if (who === null) {
-        throw new CfgtoolError(
-          "closure_token_invalid",
-          "Signed closure token is invalid, expired or for another closure",
-          { status: 401 },
-        );
-      }
-    }
-
-    await getNamespace(kv, tenant, namespace);
-    const head = await getHead(kv, tenant, namespace);
-    if (head === null || version > head.version) {
-      throw new NotFoundError(
-        "namespace_not_found",
-        `No version ${version} of ${tenant}/${namespace}: the current version is ${
-          head?.version ?? 0
-        }`,
+    const token = c.req.query("token");
+    if (principal === undefined && token === undefined) {
+      throw new UnauthorizedError(
+        "Missing credential: send Authorization: Bearer <token> or a signed token parameter",
       );
     }
-    const meta = await findVersion(kv, tenant, namespace, version);
-    const entry = meta === null ? null : await closureArchive(
-      deps.runtime.closures,
-      tenant,
-      namespace,
-      meta,
-      flags,
-      null,
-      () => loadVersion(kv, tenant, namespace, version, deps.runtime.workers),
-      deps.runtime.workers,
+    const entry = await closureFor(
+      deps,
+      principal !== undefined ? { principal } : { token: token! },
+      { tenant, namespace, version, subscription, flags },
     );
-    if (entry === null) {
-      throw new CfgtoolError(
-        "closure_unavailable",
-        `The closure of version ${version} was pruned past retention; fetch a newer version`,
-        { status: 410, details: { current_version: head.version } },
-      );
-    }
     const etag = versionEtag(version, entry.closureHash);
     const headers: Record<string, string> = { etag, "cache-control": "private, max-age=60" };
     if (etagMatches(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);

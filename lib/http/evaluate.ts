@@ -26,139 +26,52 @@
  * @module
  */
 import { type Context as HonoContext, Hono } from "hono";
-import { authorize } from "../auth/permissions.ts";
-import type { Principal } from "../auth/principal.ts";
-import { InvalidRequestError, NotFoundError } from "../errors.ts";
+import { InvalidRequestError } from "../errors.ts";
+import { evaluateAll, evaluateFlag, type EvaluationResult } from "../flags/evaluate.ts";
+import type { CachedModel } from "../runtime/model_cache.ts";
 import {
-  type CompiledModel,
-  evaluateAll,
-  evaluateFlag,
-  type EvaluationResult,
-} from "../flags/evaluate.ts";
-import type { CachedModel, ModelCache } from "../runtime/model_cache.ts";
-import { getNamespace } from "../store/namespaces.ts";
-import { getTenant } from "../store/tenants.ts";
-import { getHead } from "../store/versions.ts";
+  evaluationModel,
+  evaluationPreflightAllowed,
+  type Triple,
+} from "../services/evaluation.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { parseJsonObject, readBodyBytes } from "./body.ts";
 import { EVALUATION_BODY_LIMIT, validateContext } from "./context_input.ts";
 import { applyCors, corsOrigin, preflightResponse } from "./cors.ts";
-import type { ClientOriginIndex } from "../runtime/client_origins.ts";
-import { RateLimiter } from "../runtime/rate_limiter.ts";
 import type { Context } from "../flags/conditions.ts";
 import { recordEvaluationEvents } from "../telemetry/evaluation_events.ts";
 
-/** The per-process state shared by the evaluation endpoints and OFREP. */
-export interface EvaluationService {
-  /** Compiled models per namespace. */
-  models: ModelCache;
-  /** The namespace-client rate limiter. */
-  limiter: RateLimiter;
-  /** Origins of namespace-client tokens, for preflights. */
-  origins: ClientOriginIndex;
-}
-
-/** A (tenant, namespace, environment) triple. */
-export interface Triple {
-  tenant: string;
-  namespace: string;
-  environment: string;
-}
-
 /**
- * The evaluation state of an app: a view of the server's runtime.
+ * The model to evaluate a request's triple with, and the request's
+ * context, through the one service call ({@linkcode evaluationModel}):
+ * authorised, rate-limited by the request's Origin, the context read (400)
+ * only then, 404 for what does not exist.
  *
+ * @param c the hono context, after authentication
  * @param deps the app dependencies
- * @returns the shared state
- *
- * @example
- * ```ts ignore
- * const evaluation = evaluationService(deps);
- * api.route("/tenants/:tenant/namespaces/:ns/environments/:env", evaluateRoutes(deps, evaluation));
- * ```
- */
-export function evaluationService(deps: Pick<AppDeps, "runtime">): EvaluationService {
-  const { models, limiter, origins } = deps.runtime;
-  return { models, limiter, origins };
-}
-
-/**
- * Checks and counts an evaluation request: authorization (403), then for
- * `namespace-client` tokens the rate limit (429).
- *
- * @param deps the app dependencies
- * @param svc the evaluation state
- * @param p the principal
  * @param t the triple evaluated
- * @param origin the request's `Origin`
- * @param options `publicGateChecked` when the request's authentication just checked the gate
+ * @param read reads the request's input once it is authorised
+ * @param minVersion evaluate at least this version
+ * @returns the head, the model and the input
  *
  * @example
  * ```ts ignore
- * await admitEvaluation(deps, svc, principal, { tenant, namespace, environment }, origin);
+ * const { model, input } = await modelForRequest(c, deps, t, () => readContext(c));
  * ```
  */
-export async function admitEvaluation(
-  deps: Pick<AppDeps, "kv">,
-  svc: EvaluationService,
-  p: Principal,
+export function modelForRequest<T>(
+  c: HonoContext<AppEnv>,
+  deps: AppDeps,
   t: Triple,
-  origin: string | undefined,
-): Promise<void> {
-  // The namespace-client gate reads the head from the model cache (memory).
-  await authorize(deps.kv, p, "evaluate", t, { headOf: (t, ns) => svc.models.head(t, ns) });
-  if (p.kind === "token" && p.token.type === "namespace-client") {
-    const counted = corsOrigin(p, origin) ?? "";
-    await svc.limiter.check(RateLimiter.key(t.tenant, t.namespace, t.environment, counted));
-  }
-}
-
-/**
- * The model to evaluate a triple with: 404 `tenant_not_found` /
- * `namespace_not_found` when the namespace does not exist, 404
- * `environment_not_found` when its current manifest does not declare the
- * environment.
- *
- * @param deps the app dependencies
- * @param svc the evaluation state
- * @param t the triple
- * @param minVersion evaluate at least this version (see {@linkcode ModelCache.get})
- * @returns the head and model
- *
- * @example
- * ```ts ignore
- * const { model } = await modelFor(deps, svc, { tenant, namespace, environment });
- * ```
- */
-export async function modelFor(
-  deps: Pick<AppDeps, "kv">,
-  svc: EvaluationService,
-  t: Triple,
+  read: () => Promise<T>,
   minVersion?: number,
-): Promise<CachedModel> {
-  const cached = await svc.models.get(
-    t.tenant,
-    t.namespace,
-    minVersion === undefined ? {} : { minVersion },
-  );
-  if (cached === null) {
-    await getTenant(deps.kv, t.tenant); // tenant_not_found
-    await getNamespace(deps.kv, t.tenant, t.namespace); // namespace_not_found
-    throw new NotFoundError("namespace_not_found", `No namespace ${t.tenant}/${t.namespace}`);
-  }
-  assertEnvironment(cached.model, t);
-  return cached;
-}
-
-function assertEnvironment(model: CompiledModel, t: Triple): void {
-  if (!model.environments.includes(t.environment)) {
-    throw new NotFoundError(
-      "environment_not_found",
-      `Namespace ${t.tenant}/${t.namespace} has no environment ${t.environment} ` +
-        `in version ${model.version} of its manifest`,
-      { details: { environment: t.environment, version: model.version } },
-    );
-  }
+): Promise<CachedModel & { input: T }> {
+  const p = c.get("principal");
+  return evaluationModel(deps, p, t, {
+    input: read,
+    countedOrigin: corsOrigin(p, c.req.header("origin")) ?? "",
+    ...(minVersion === undefined ? {} : { minVersion }),
+  });
 }
 
 /**
@@ -257,7 +170,6 @@ export async function readEvaluationBody(req: Request): Promise<EvaluationBody> 
  * `/tenants/:tenant/namespaces/:ns/environments/:env` of the authenticated API.
  *
  * @param deps the app dependencies
- * @param svc the evaluation state
  * @returns the routes
  *
  * @example
@@ -265,7 +177,7 @@ export async function readEvaluationBody(req: Request): Promise<EvaluationBody> 
  * api.route("/tenants/:tenant/namespaces/:ns/environments/:env", evaluateRoutes(deps, evaluation));
  * ```
  */
-export function evaluateRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv> {
+export function evaluateRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.use("*", async function evaluationCors(c, next) {
@@ -279,11 +191,11 @@ export function evaluateRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppE
       namespace: c.req.param("ns")!,
       environment: c.req.param("env")!,
     };
-    await admitEvaluation(deps, svc, c.get("principal"), t, c.req.header("origin"));
-    const { body, bytes } = await readEvaluationBody(c.req.raw);
-    const context: Context = validateContext(body.context, { bodyBytes: bytes });
-    const { model } = await modelFor(deps, svc, t);
-    return { t, body, context, model };
+    const { model, input } = await modelForRequest(c, deps, t, async () => {
+      const { body, bytes } = await readEvaluationBody(c.req.raw);
+      return { body, context: validateContext(body.context, { bodyBytes: bytes }) as Context };
+    });
+    return { t, body: input.body, context: input.context, model };
   }
 
   app.post("/evaluate", async (c) => {
@@ -320,7 +232,6 @@ export function evaluateRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppE
  * lib/http/cors.ts for the rule.
  *
  * @param deps the app dependencies
- * @param svc the evaluation state
  * @returns the routes
  *
  * @example
@@ -328,10 +239,7 @@ export function evaluateRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppE
  * app.route("/", evaluatePreflightRoutes(deps, evaluation));
  * ```
  */
-export function evaluatePreflightRoutes(
-  deps: Pick<AppDeps, "kv">,
-  svc: EvaluationService,
-): Hono<AppEnv> {
+export function evaluatePreflightRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const base = "/api/v1/tenants/:tenant/namespaces/:ns/environments/:env";
   for (const path of [`${base}/evaluate`, `${base}/evaluate/all`]) {
@@ -342,12 +250,7 @@ export function evaluatePreflightRoutes(
         namespace: c.req.param("ns")!,
         environment: c.req.param("env")!,
       };
-      let allowed = false;
-      if (origin !== undefined && await svc.origins.allows(origin, t)) {
-        const head = await getHead(deps.kv, t.tenant, t.namespace);
-        allowed = head?.environments[t.environment]?.public_evaluate === true;
-      }
-      return preflightResponse(origin, allowed);
+      return preflightResponse(origin, await evaluationPreflightAllowed(deps, origin, t));
     });
   }
   return app;

@@ -11,7 +11,6 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { authorize } from "../auth/permissions.ts";
 import type { Principal } from "../auth/principal.ts";
 import {
   MAX_FLAGS_PER_NAMESPACE,
@@ -23,7 +22,7 @@ import {
 } from "../protocol/subscription.ts";
 import { CfgtoolError, InvalidRequestError } from "../errors.ts";
 import { sseHeaders } from "../events/sse.ts";
-import { getHead } from "../store/versions.ts";
+import { admitEventStream } from "../services/streams.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 
 /** Longest accepted query string, bytes. */
@@ -50,16 +49,7 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
     const principal = c.get("principal");
     const subs = parseSubscriptions(c.req.queries("ns") ?? []);
     const tenant = connectionTenant(principal, subs);
-    for (const s of subs) {
-      await authorize(deps.kv, principal, "manifest.read", { tenant, namespace: s.slug });
-      if (await getHead(deps.kv, tenant, s.slug) === null) {
-        throw invalidSubscription(
-          `No namespace ${s.slug} in tenant ${tenant}`,
-          "unknown_namespace",
-          s.slug,
-        );
-      }
-    }
+    await admitEventStream(deps, principal, tenant, subs.map((s) => s.slug));
     const hints = resumeHints(c, tenant);
     const credentialId = principal.kind === "token" ? principal.token.id : principal.session_id;
     const body = await hub.open({

@@ -8,7 +8,7 @@
 import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { CfgtoolError } from "../errors.ts";
-import { pingKv } from "../store/kv.ts";
+import { checkReady } from "../services/health.ts";
 import { errorResponse } from "./errors.ts";
 import { buildCommit, VERSION } from "../version.ts";
 
@@ -33,7 +33,7 @@ export function healthRoutes(deps: Pick<AppDeps, "kv" | "log">): Hono<AppEnv> {
   app.get("/healthz", (c) => c.json(health));
   app.get("/readyz", async (c) => {
     try {
-      await pingKv(deps.kv);
+      await checkReady(deps);
       return c.json({ status: "ready" });
     } catch (err) {
       deps.log("warn", "readiness check failed", { error: (err as Error).message });

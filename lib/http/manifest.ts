@@ -1,7 +1,9 @@
 /**
  * Manifest endpoints of a namespace: download (tar.gz or JSON, ETag, 304),
  * upload (tar.gz or JSON, `If-Match`, validation → 422), lint, version
- * metadata and rollback.
+ * metadata and rollback. Each reads its request and calls one service
+ * (lib/services/manifests.ts, lib/services/versions.ts), which
+ * authorises, reads and writes; this file shapes the responses.
  *
  * @module
  */
@@ -11,14 +13,14 @@ import { InvalidRequestError } from "../errors.ts";
 import { etagMatches, parseIfMatch, versionEtag } from "../protocol/etag.ts";
 import {
   lintManifest,
-  manifestTarget,
   type ManifestUpload,
   type NamespaceRef,
   pushManifest,
+  readManifest,
   rollbackManifest,
 } from "../services/manifests.ts";
-import { getVersion, listVersions, readFiles } from "../store/versions.ts";
-import type { VersionMeta } from "../store/versions.ts";
+import { listVersionPage, type VersionMeta, versionMeta } from "../services/versions.ts";
+import { requestContext } from "./authn.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { MANIFEST_BODY_LIMIT, readBodyBytes, readJsonObject } from "./body.ts";
 import { intParam, stringField } from "./params.ts";
@@ -34,59 +36,43 @@ type Ctx = Context<AppEnv>;
  * ```
  */
 export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
-  const { kv } = deps;
-  const { workers } = deps.runtime;
   const app = new Hono<AppEnv>();
-  const archives = deps.runtime.manifests;
-
-  /** The namespace of the route, authorised for `action`, and its head. */
-  async function target(c: Ctx, action: "manifest.read" | "manifest.write" | "versions.read") {
-    const ref = route(c);
-    const head = await manifestTarget(deps, c.get("principal"), ref, action);
-    return { ...ref, head };
-  }
 
   app.get("/manifest", async (c) => {
-    const { tenant, namespace, head } = await target(c, "manifest.read");
-    const requested = intParam(c.req.query("version"), "version");
-    // the head carries what the ETag needs: no version read on the 304 path
-    const meta = requested === undefined || requested === head.version
-      ? head
-      : await getVersion(kv, tenant, namespace, requested);
-    const etag = versionEtag(meta.version, meta.closure_hash);
+    const ref = route(c);
+    const manifest = await readManifest(deps, c.get("principal"), ref, () => ({
+      version: intParam(c.req.query("version"), "version"),
+    }));
+    const etag = versionEtag(manifest.version, manifest.closure_hash);
     const headers = { etag, "cache-control": "private, no-cache", vary: "Accept" };
     if (etagMatches(c.req.header("if-none-match"), etag)) {
       return c.body(null, 304, headers);
     }
     if (!wantsJson(c.req.header("accept"))) {
-      // A version's archive never changes: built once per process, then served from memory.
-      const key = `${tenant}\u0000${namespace}\u0000${meta.version}\u0000${meta.closure_hash}`;
-      const { archive } = await archives.getOrCreate(key, async () => {
-        const archive = await workers.archive(await readFiles(kv, tenant, namespace, meta.version));
-        return { archive, closureHash: meta.closure_hash, tarSize: archive.length };
-      });
+      const archive = await manifest.archive();
       return c.body(archive as Uint8Array<ArrayBuffer>, 200, {
         ...headers,
         "content-type": "application/gzip",
-        "content-disposition": `attachment; filename="${namespace}-v${meta.version}.tar.gz"`,
+        "content-disposition":
+          `attachment; filename="${ref.namespace}-v${manifest.version}.tar.gz"`,
       });
     }
     const files: Record<string, string> = {};
-    for (const [path, bytes] of await readFiles(kv, tenant, namespace, meta.version)) {
+    for (const [path, bytes] of await manifest.files()) {
       files[path] = new TextDecoder().decode(bytes);
     }
-    return c.json({ version: meta.version, closure_hash: meta.closure_hash, files }, 200, headers);
+    return c.json(
+      { version: manifest.version, closure_hash: manifest.closure_hash, files },
+      200,
+      headers,
+    );
   });
 
   app.put("/manifest", async (c) => {
-    let bytes = 0;
     const result = await pushManifest(deps, c.get("principal"), route(c), async () => {
       const ifMatch = parseIfMatch(c.req.header("if-match"));
-      const upload = await readUpload(c);
-      bytes = upload.bytes.length;
-      return { ifMatch, upload };
-    }, { requestId: c.get("requestId") });
-    deps.runtime.metrics.pushed(bytes, result.changed);
+      return { ifMatch, upload: await readUpload(c) };
+    }, requestContext(c));
     return versionResponse(c, result.version, result.changed);
   });
 
@@ -105,20 +91,21 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.get("/versions", async (c) => {
-    const { tenant, namespace } = await target(c, "versions.read");
-    const limit = intParam(c.req.query("limit"), "limit");
-    const after = intParam(c.req.query("after"), "after");
-    const page = await listVersions(kv, tenant, namespace, {
-      ...(limit === undefined ? {} : { limit }),
-      ...(after === undefined ? {} : { after }),
-    });
+    const page = await listVersionPage(deps, c.get("principal"), route(c), () => ({
+      limit: intParam(c.req.query("limit"), "limit"),
+      after: intParam(c.req.query("after"), "after"),
+    }));
     return c.json({ versions: page.items.map(publicMeta), next: page.next });
   });
 
   app.get("/versions/:v", async (c) => {
-    const { tenant, namespace } = await target(c, "versions.read");
-    const v = intParam(c.req.param("v"), "version")!;
-    return c.json({ version: publicMeta(await getVersion(kv, tenant, namespace, v)) });
+    const meta = await versionMeta(
+      deps,
+      c.get("principal"),
+      route(c),
+      () => intParam(c.req.param("v"), "version")!,
+    );
+    return c.json({ version: publicMeta(meta) });
   });
 
   app.post("/rollback", async (c) => {
@@ -129,8 +116,7 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
         throw new InvalidRequestError("version must be a non-negative integer");
       }
       return { version, message: stringField(body, "message") };
-    }, { requestId: c.get("requestId") });
-    deps.runtime.metrics.rolledBack(result.changed);
+    }, requestContext(c));
     return versionResponse(c, result.version, result.changed);
   });
 

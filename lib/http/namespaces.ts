@@ -5,16 +5,16 @@
  * @module
  */
 import { Hono } from "hono";
-import { authorize, can } from "../auth/permissions.ts";
 import {
   addNamespaceAdmin,
   createNamespace,
   deleteNamespace,
+  getNamespace,
+  listNamespaceAdmins,
+  listNamespaces,
   removeNamespaceAdmin,
 } from "../services/namespaces.ts";
-import { getNamespace, listNamespaceAdmins, listNamespaces } from "../store/namespaces.ts";
-import { getTenant } from "../store/tenants.ts";
-import { getHead } from "../store/versions.ts";
+import { requestContext } from "./authn.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { readJsonObject } from "./body.ts";
 import { requiredString, stringField, userRefField } from "./params.ts";
@@ -28,7 +28,6 @@ import { requiredString, stringField, userRefField } from "./params.ts";
  * ```
  */
 export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
-  const { kv } = deps;
   const app = new Hono<AppEnv>();
 
   app.post("/", async (c) => {
@@ -36,48 +35,39 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
     const namespace = await createNamespace(deps, c.get("principal"), tenant, async () => {
       const body = await readJsonObject(c.req.raw);
       return { slug: requiredString(body, "slug"), description: stringField(body, "description") };
-    }, { requestId: c.get("requestId") });
+    }, requestContext(c));
     return c.json({ namespace, request_id: c.get("requestId") }, 201);
   });
 
   app.get("/", async (c) => {
     const tenant = c.req.param("tenant")!;
-    const p = c.get("principal");
-    await authorize(kv, p, "namespace.list", { tenant });
-    await getTenant(kv, tenant);
-    const visible = [];
-    for (const ns of await listNamespaces(kv, tenant)) {
-      if (await can(kv, p, "namespace.read", { tenant, namespace: ns.slug })) {
-        visible.push({ ...ns, head: await getHead(kv, tenant, ns.slug) });
-      }
-    }
-    return c.json({ namespaces: visible });
+    return c.json({ namespaces: await listNamespaces(deps, c.get("principal"), tenant) });
   });
 
   app.get("/:ns", async (c) => {
     const tenant = c.req.param("tenant")!;
     const namespace = c.req.param("ns");
-    await authorize(kv, c.get("principal"), "namespace.read", { tenant, namespace });
-    const record = await getNamespace(kv, tenant, namespace);
-    const head = await getHead(kv, tenant, namespace);
-    return c.json({ namespace: { ...record, head } });
+    return c.json({ namespace: await getNamespace(deps, c.get("principal"), tenant, namespace) });
   });
 
   app.delete("/:ns", async (c) => {
     const tenant = c.req.param("tenant")!;
     const namespace = c.req.param("ns");
-    const { revoked } = await deleteNamespace(deps, c.get("principal"), tenant, namespace, {
-      requestId: c.get("requestId"),
-    });
+    const { revoked } = await deleteNamespace(
+      deps,
+      c.get("principal"),
+      tenant,
+      namespace,
+      requestContext(c),
+    );
     return c.json({ deleted: namespace, revoked_tokens: revoked, request_id: c.get("requestId") });
   });
 
   app.get("/:ns/admins", async (c) => {
     const tenant = c.req.param("tenant")!;
     const namespace = c.req.param("ns");
-    await authorize(kv, c.get("principal"), "namespace.read", { tenant, namespace });
-    await getNamespace(kv, tenant, namespace);
-    return c.json({ admins: await listNamespaceAdmins(kv, tenant, namespace) });
+    const admins = await listNamespaceAdmins(deps, c.get("principal"), tenant, namespace);
+    return c.json({ admins });
   });
 
   app.post("/:ns/admins", async (c) => {
@@ -89,7 +79,7 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
       tenant,
       namespace,
       async () => userRefField(await readJsonObject(c.req.raw)),
-      { requestId: c.get("requestId") },
+      requestContext(c),
     );
     return c.json({ admin, request_id: c.get("requestId") }, 201);
   });
@@ -97,9 +87,14 @@ export function namespaceRoutes(deps: AppDeps): Hono<AppEnv> {
   app.delete("/:ns/admins/:user", async (c) => {
     const tenant = c.req.param("tenant")!;
     const namespace = c.req.param("ns");
-    await removeNamespaceAdmin(deps, c.get("principal"), tenant, namespace, c.req.param("user"), {
-      requestId: c.get("requestId"),
-    });
+    await removeNamespaceAdmin(
+      deps,
+      c.get("principal"),
+      tenant,
+      namespace,
+      c.req.param("user"),
+      requestContext(c),
+    );
     return c.json({ removed: c.req.param("user"), request_id: c.get("requestId") });
   });
 

@@ -56,7 +56,6 @@
  */
 import { Hono } from "hono";
 import type { Context as HonoContext } from "hono";
-import type { Principal } from "../auth/principal.ts";
 import type { Context } from "../flags/conditions.ts";
 import { murmur3, murmur3Finalize, murmur3MixBlock } from "../flags/bucket.ts";
 import { etagMatches } from "../protocol/etag.ts";
@@ -65,14 +64,8 @@ import type { AppDeps, AppEnv } from "./deps.ts";
 import { authenticate, presentedClientToken } from "./authn.ts";
 import { InvalidContextError, validateContext } from "./context_input.ts";
 import { applyCors, corsOrigin, preflightResponse } from "./cors.ts";
-import {
-  admitEvaluation,
-  type EvaluationService,
-  modelFor,
-  observeEvaluations,
-  readEvaluationBody,
-  type Triple,
-} from "./evaluate.ts";
+import { modelForRequest, observeEvaluations, readEvaluationBody } from "./evaluate.ts";
+import { ofrepPreflightAllowed, type Triple } from "../services/evaluation.ts";
 import { eventStreamUrl, ofrepEventRoutes } from "./ofrep_events.ts";
 import { OfrepError, ofrepErrorHandler } from "./ofrep_errors.ts";
 
@@ -219,7 +212,6 @@ export function refetchVersion(url: URL): number | undefined {
  * authenticate themselves: their errors are OFREP's, not the §6 envelope).
  *
  * @param deps the app dependencies
- * @param svc the evaluation state shared with `…/evaluate`
  * @returns the routes
  *
  * @example
@@ -227,15 +219,15 @@ export function refetchVersion(url: URL): number | undefined {
  * app.route("/ofrep/v1", ofrepRoutes(deps, evaluation));
  * ```
  */
-export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv> {
+export function ofrepRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.onError(ofrepErrorHandler(deps.log)); // handlers throw; errors answer in OFREP's shape
 
   const authn = authenticate(deps, { from: ["bearer"] }); // preflights (OPTIONS) carry none
 
-  /** Admits the authenticated request; returns the principal and triple. */
-  async function admit(c: Ctx): Promise<{ p: Principal; t: Triple }> {
+  /** The triple the authenticated request evaluates: its token's, or named in headers. */
+  function tripleOf(c: Ctx): Triple {
     const p = c.get("principal");
     const named = {
       tenant: c.req.header("x-cfgtool-tenant"),
@@ -262,8 +254,7 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
       }
       t = { tenant: named.tenant, namespace: named.namespace, environment: named.environment };
     }
-    await admitEvaluation(deps, svc, p, t, c.req.header("origin"));
-    return { p, t };
+    return t;
   }
 
   async function readContext(c: Ctx): Promise<Context> {
@@ -278,9 +269,8 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
 
   app.post("/evaluate/flags/:key", authn, async (c) => {
     const key = c.req.param("key");
-    const { t } = await admit(c);
-    const context = await readContext(c);
-    const { model } = await modelFor(deps, svc, t);
+    const t = tripleOf(c);
+    const { model, input: context } = await modelForRequest(c, deps, t, () => readContext(c));
     const r = evaluateFlag(model, t.environment, key, context);
     observeEvaluations(deps, "ofrep", t, r, context);
     if (r.reason === "ERROR") {
@@ -315,10 +305,15 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
   });
 
   app.post("/evaluate/flags", authn, async (c) => {
-    const { t } = await admit(c);
-    const context = await readContext(c);
+    const t = tripleOf(c);
     const url = new URL(c.req.url);
-    const { model } = await modelFor(deps, svc, t, refetchVersion(url));
+    const { model, input: context } = await modelForRequest(
+      c,
+      deps,
+      t,
+      () => readContext(c),
+      refetchVersion(url),
+    );
     const results = evaluateAll(model, t.environment, context);
     observeEvaluations(deps, "ofrep", t, results, context);
     const clientToken = presentedClientToken(c);
@@ -341,11 +336,10 @@ export function ofrepRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv>
   for (const path of ["/evaluate/flags", "/evaluate/flags/:key"]) {
     app.options(path, async (c) => {
       const origin = c.req.header("origin");
-      const allowed = origin !== undefined && await svc.origins.allows(origin);
-      return preflightResponse(origin, allowed);
+      return preflightResponse(origin, await ofrepPreflightAllowed(deps, origin));
     });
   }
 
-  app.route("/", ofrepEventRoutes(deps, svc));
+  app.route("/", ofrepEventRoutes(deps));
   return app;
 }

@@ -51,17 +51,14 @@
  */
 import { trimTrailing } from "../ascii.ts";
 import { Hono } from "hono";
-import { ForbiddenError } from "../errors.ts";
 import { versionEtag } from "../protocol/etag.ts";
 import { routeStreams } from "../events/route_streams.ts";
 import { sseHeaders } from "../events/sse.ts";
 import { RefetchFeeds } from "../events/refetch_feed.ts";
-import type { Head } from "../store/versions.ts";
-import { getHead } from "../store/versions.ts";
+import { evaluationStreamHead, type Head } from "../services/evaluation.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { authenticate } from "./authn.ts";
 import { applyCors, corsOrigin } from "./cors.ts";
-import { admitEvaluation, type EvaluationService, type Triple } from "./evaluate.ts";
 import { ofrepErrorHandler } from "./ofrep_errors.ts";
 
 /** Path of the event stream under `/ofrep/v1`. */
@@ -125,15 +122,14 @@ function refetchEvent(head: Head): Uint8Array {
  * The event-stream route (mounted with the OFREP routes at `/ofrep/v1`).
  *
  * @param deps the app dependencies
- * @param svc the evaluation state
  * @returns the route
  *
  * @example
  * ```ts ignore
- * app.route("/", ofrepEventRoutes(deps, svc));
+ * app.route("/", ofrepEventRoutes(deps));
  * ```
  */
-export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<AppEnv> {
+export function ofrepEventRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.onError(ofrepErrorHandler(deps.log)); // refusals before the stream starts are OFREP's
   const streams = routeStreams(deps.settings, deps.runtime.shutdown, deps.now);
@@ -145,23 +141,13 @@ export function ofrepEventRoutes(deps: AppDeps, svc: EvaluationService): Hono<Ap
   app.get(EVENT_STREAM_PATH, authenticate(deps, { from: ["query"] }), async (c) => {
     const origin = c.req.header("origin");
     const p = c.get("principal");
-    if (p.kind !== "token" || p.token.type !== "namespace-client") {
-      throw new ForbiddenError("Only namespace-client tokens may open the OFREP event stream");
-    }
-    const t: Triple = {
-      tenant: p.token.tenant_slug ?? "",
-      namespace: p.token.namespace_slug ?? "",
-      environment: p.token.environment_slug ?? "",
-    };
-    await admitEvaluation(deps, svc, p, t, origin);
-    const head = await getHead(deps.kv, t.tenant, t.namespace);
-    if (head === null) throw new ForbiddenError(`Namespace ${t.tenant}/${t.namespace} is gone`);
+    const { t, head, tokenId } = await evaluationStreamHead(deps, p, corsOrigin(p, origin) ?? "");
 
     const stream = streams.open(); // closed at once when the server is shutting down
     if (!stream.closed) {
       // a revoked or expired token's stream ends (checked by the stream guard), and
       // each event goes out only while the token may still evaluate there
-      const watched = guard.watch(p.token.id, () => stream.close(), [
+      const watched = guard.watch(tokenId, () => stream.close(), [
         { action: "evaluate", target: t },
       ]);
       feeds.add(stream, t.tenant, t.namespace, t.environment, watched.grants[0]);

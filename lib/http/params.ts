@@ -15,8 +15,8 @@
  */
 import type { Hono, MiddlewareHandler } from "hono";
 import { InvalidRequestError, NotFoundError } from "../errors.ts";
-import { MAX_EMAIL_LENGTH } from "../store/limits.ts";
-import { SLUG_PATTERN } from "../store/slug.ts";
+import { MAX_EMAIL_LENGTH } from "../protocol/limits.ts";
+import { SLUG_PATTERN } from "../protocol/slug.ts";
 import type { AppEnv } from "./deps.ts";
 
 /** The shape of one kind of identifier. */

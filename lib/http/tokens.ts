@@ -1,8 +1,8 @@
 /**
  * `/api/v1/tokens`: service-token management (docs/api.md)
- * (create, list, read, rotate, revoke). Permission rules, audit and storage
- * live in lib/services/tokens.ts; this module only reads requests and
- * shapes responses.
+ * (create, list, read, rotate, revoke). Permission rules, audit, storage
+ * and telling the runtime live in lib/services/tokens.ts; this module only
+ * reads requests and shapes responses.
  *
  * @module
  */
@@ -13,14 +13,15 @@ import {
   getToken,
   type IssuedToken,
   listTokens,
+  type ListTokensQuery,
   revokeToken,
   rotateToken,
+  TOKEN_TYPES,
 } from "../services/tokens.ts";
-import type { ListTokensQuery } from "../services/tokens.ts";
 import { InvalidRequestError } from "../errors.ts";
-import { TOKEN_TYPES, type TokenStatus } from "../store/tokens.ts";
+import type { TokenStatus } from "../protocol/responses.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
-import { authDeps, requestContext } from "./authn.ts";
+import { requestContext } from "./authn.ts";
 import { JSON_BODY_LIMIT, parseJsonObject, readBodyBytes, readJsonObject } from "./body.ts";
 import { intParam, shapedParam, SHAPES, stringField } from "./params.ts";
 
@@ -36,12 +37,11 @@ const STATUSES: readonly TokenStatus[] = ["active", "revoked", "expired"];
  */
 export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const auth = authDeps(deps);
 
   app.post("/", async (c) => {
     const body = await readJsonObject(c.req.raw);
     const issued = await createToken(
-      auth,
+      deps,
       c.get("principal"),
       body as unknown as CreateTokenInput,
       requestContext(c),
@@ -64,12 +64,12 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
     if (limit !== undefined) query.limit = limit;
     const after = shapedParam(q.after, "after", SHAPES.tokenId);
     if (after !== undefined) query.after = after;
-    const page = await listTokens(auth, c.get("principal"), query);
+    const page = await listTokens(deps, c.get("principal"), query);
     return c.json({ tokens: page.items, next: page.next });
   });
 
   app.get("/:id", async (c) => {
-    return c.json({ token: await getToken(auth, c.get("principal"), c.req.param("id")) });
+    return c.json({ token: await getToken(deps, c.get("principal"), c.req.param("id")) });
   });
 
   app.post("/:id/rotate", async (c) => {
@@ -86,7 +86,7 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
       input.expires_at = raw.expires_at as string | null;
     }
     const issued = await rotateToken(
-      auth,
+      deps,
       c.get("principal"),
       c.req.param("id"),
       input,
@@ -96,8 +96,7 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.delete("/:id", async (c) => {
-    const token = await revokeToken(auth, c.get("principal"), c.req.param("id"), requestContext(c));
-    await deps.runtime.guard.recheck(); // this process's streams of the token end now
+    const token = await revokeToken(deps, c.get("principal"), c.req.param("id"), requestContext(c));
     return c.json({
       token: { id: token.id, status: token.status, revoked_at: token.revoked_at },
       request_id: c.get("requestId"),

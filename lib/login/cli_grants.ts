@@ -32,7 +32,7 @@ import { peekOneTime, putOneTime, takeOneTime, updateOneTime } from "../store/on
 import { findSessionRecord } from "../store/sessions.ts";
 import { findLoginPolicy } from "../store/login_policies.ts";
 import { emailInDomains } from "../protocol/login_policy.ts";
-import { admittedTo } from "../auth/permissions.ts";
+import { admittedTo } from "../auth/admission.ts";
 import { DEFAULT_SESSION_TTL_MS } from "../auth/sessions.ts";
 import { findUser } from "../store/users.ts";
 import { type AuthDeps, clock, type RequestContext } from "../auth/deps.ts";

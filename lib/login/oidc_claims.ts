@@ -9,7 +9,8 @@
  * @module
  */
 import { LoginError } from "../errors.ts";
-import { emailInDomains, isPlainEmail, type OidcLoginPolicy } from "../protocol/login_policy.ts";
+import { assertAdmittedDomain, assertPlainEmail } from "./email_rules.ts";
+import type { OidcLoginPolicy } from "../protocol/login_policy.ts";
 import type { VerifiedIdentity } from "./sign_in.ts";
 
 /**
@@ -75,29 +76,14 @@ export function identityFromClaims(
       "The identity provider did not share your email address, so cfgtool cannot sign you in",
     );
   }
-  if (!isPlainEmail(email)) {
-    // The same rule as every sign-in: a Unicode look-alike (`\u212Aate@…`
-    // for `kate@…`) must not pass for someone else, in lists or in mail.
-    throw new LoginError(
-      "email_missing",
-      "The identity provider sent an email address cfgtool cannot use (only plain ASCII " +
-        "addresses are accepted), so cfgtool cannot sign you in",
-    );
-  }
+  assertPlainEmail(email);
   if (!emailVerified(claims)) {
     throw new LoginError(
       "email_unverified",
       `The identity provider has not verified the email address ${email}; verify it there, then sign in again`,
     );
   }
-  if (!emailInDomains(email, policy.allowed_email_domains)) {
-    throw new LoginError(
-      "email_domain",
-      `Tenant ${tenant} does not admit ${email}: sign in with an address in ${
-        (policy.allowed_email_domains ?? []).join(", ")
-      }`,
-    );
-  }
+  assertAdmittedDomain(tenant, email, policy.allowed_email_domains);
   const assurance: string[] = [];
   if (Array.isArray(claims.amr)) {
     for (const v of claims.amr) if (typeof v === "string") assurance.push(v);

@@ -33,13 +33,9 @@
  */
 import { DOMParser } from "@xmldom/xmldom";
 import { LoginError } from "../errors.ts";
+import { assertAdmittedDomain, assertPlainEmail } from "./email_rules.ts";
 import { asciiTrim } from "../ascii.ts";
-import {
-  emailDomain,
-  emailInDomains,
-  isPlainEmail,
-  type SamlLoginPolicy,
-} from "../protocol/login_policy.ts";
+import { emailDomain, type SamlLoginPolicy } from "../protocol/login_policy.ts";
 import type { VerifiedIdentity } from "./sign_in.ts";
 
 /** The SAML 2.0 assertion namespace. */
@@ -94,24 +90,30 @@ function holdsComment(node: Node): boolean {
   return false;
 }
 
-/** Limits of a response's shape, far above what identity providers send. */
+/**
+ * Limits of a response's shape, far above what identity providers send (a
+ * response holds some tens of elements; a person in hundreds of groups adds
+ * one `AttributeValue` each). The signature check's XPath searches take,
+ * for each element, time that grows with its number of siblings: 2,900
+ * siblings held the server for a second; these limits keep a response that
+ * passes them within some tens of milliseconds.
+ */
 export const RESPONSE_SHAPE_LIMITS = {
   /** Namespace declarations (`xmlns` / `xmlns:p` attributes). */
   namespaces: 100,
   /** Element nesting depth. */
   depth: 40,
   /** Elements. */
-  elements: 3_000,
-  /** Attributes (counted as `=` signs inside tags), all elements together. */
-  attributes: 5_000,
+  elements: 500,
+  /** Children of one element. */
+  children: 300,
+  /** Attributes (counted as `=` signs outside quoted values), all elements together. */
+  attributes: 3_000,
+  /** Characters of one attribute value (ids, URIs, instants are short). */
+  attributeValue: 2_048,
   /** Comments, processing instructions, CDATA sections and declarations (`<!…`, `<?…`). */
   markup: 1_000,
 };
-
-/** Whether a UTF-16 code unit starts an element name (`A-Z`, `a-z`, `_`). */
-function startsName(code: number): boolean {
-  return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f;
-}
 
 /** Whether a UTF-16 code unit is XML whitespace. */
 function isXmlSpace(code: number): boolean {
@@ -141,11 +143,32 @@ function namespaceDeclarations(xml: string, from: number, to: number): number {
   return count;
 }
 
-/** The `=` signs in `xml.slice(from, to)` (attributes of one tag, or more when values hold `=`). */
-function equalsSigns(xml: string, from: number, to: number): number {
+/**
+ * The attributes of the text of one tag, `xml.slice(from, to)`: how many
+ * (`=` signs outside quoted values) and the length of the longest quoted
+ * value. One pass.
+ */
+function attributesOf(xml: string, from: number, to: number): { count: number; longest: number } {
   let count = 0;
-  for (let i = xml.indexOf("=", from); i !== -1 && i < to; i = xml.indexOf("=", i + 1)) count++;
-  return count;
+  let longest = 0;
+  let quote = 0;
+  let start = 0;
+  for (let i = from; i < to; i++) {
+    const c = xml.charCodeAt(i);
+    if (quote !== 0) {
+      if (c === quote) {
+        longest = Math.max(longest, i - start);
+        quote = 0;
+      }
+    } else if (c === 0x22 /* " */ || c === 0x27 /* ' */) {
+      quote = c;
+      start = i + 1;
+    } else if (c === 0x3d /* = */) {
+      count++;
+    }
+  }
+  // A value left open runs to the tag's end (the parser will refuse it).
+  return { count, longest: quote === 0 ? longest : Math.max(longest, to - start) };
 }
 
 /**
@@ -154,7 +177,12 @@ function equalsSigns(xml: string, from: number, to: number): number {
  * matched with the next `>`, and the scan goes on after it, so every
  * character is looked at a bounded number of times (a regular expression
  * that looks for the `>` again from every `<` takes the square of the
- * length on text with many `<` and no `>`).
+ * length on text with many `<` and no `>`). Every `<` not followed by `/`,
+ * `!` or `?` counts as an element, whatever its name starts with (a name
+ * may start with any letter: `<é/>` is an element too). A tag ends at its
+ * first `>`; in a well-formed document no element's `<` hides inside
+ * another tag (attribute values may not hold `<`), so elements are never
+ * undercounted.
  *
  * @param xml the decoded response
  * @returns whether it is within the limits
@@ -166,35 +194,38 @@ function equalsSigns(xml: string, from: number, to: number): number {
  * if (shapeWithinLimits("<a>".repeat(41))) throw new Error("41 levels");
  * if (!shapeWithinLimits("<a".repeat(100_000))) throw new Error("no tag ever closes");
  * if (shapeWithinLimits(`<a>${"<!---->".repeat(1001)}</a>`)) throw new Error("1,001 comments");
+ * if (shapeWithinLimits(`<r>${"<\u00e9/>".repeat(301)}</r>`)) throw new Error("301 children");
+ * if (shapeWithinLimits(`<r a="${"x".repeat(2049)}"/>`)) throw new Error("a long attribute value");
  * ```
  */
 export function shapeWithinLimits(xml: string): boolean {
+  const limits = RESPONSE_SHAPE_LIMITS;
   let namespaces = 0;
-  let depth = 0;
   let elements = 0;
   let attributes = 0;
   let markup = 0;
+  /** Children so far of each open element, outermost first (the document is the first). */
+  const children: number[] = [0];
   let i = xml.indexOf("<");
   while (i !== -1) {
     const close = xml.indexOf(">", i + 1);
     if (close === -1) break; // no tag completes after this point
     const next = xml.charCodeAt(i + 1);
-    const closing = next === 0x2f; /* / */
     if (next === 0x21 /* ! */ || next === 0x3f /* ? */) {
-      if (++markup > RESPONSE_SHAPE_LIMITS.markup) return false;
-    } else if (startsName(xml.charCodeAt(closing ? i + 2 : i + 1))) {
-      // A `<` inside the tag's text starts no tag of its own: the tag is `<…>`
-      // up to the first `>`, as a browser or parser would end it.
-      if (closing) {
-        depth--;
-      } else {
-        namespaces += namespaceDeclarations(xml, i + 1, close);
-        if (namespaces > RESPONSE_SHAPE_LIMITS.namespaces) return false;
-        attributes += equalsSigns(xml, i + 1, close);
-        if (attributes > RESPONSE_SHAPE_LIMITS.attributes) return false;
-        if (++elements > RESPONSE_SHAPE_LIMITS.elements) return false;
-        const selfClosing = xml.charCodeAt(close - 1) === 0x2f;
-        if (!selfClosing && ++depth > RESPONSE_SHAPE_LIMITS.depth) return false;
+      if (++markup > limits.markup) return false;
+    } else if (next === 0x2f /* / */) {
+      if (children.length > 1) children.pop();
+    } else {
+      namespaces += namespaceDeclarations(xml, i + 1, close);
+      if (namespaces > limits.namespaces) return false;
+      const attrs = attributesOf(xml, i + 1, close);
+      attributes += attrs.count;
+      if (attributes > limits.attributes || attrs.longest > limits.attributeValue) return false;
+      if (++elements > limits.elements) return false;
+      if (++children[children.length - 1]! > limits.children) return false;
+      if (xml.charCodeAt(close - 1) !== 0x2f /* / */) {
+        children.push(0);
+        if (children.length - 1 > limits.depth) return false;
       }
     }
     i = xml.indexOf("<", close + 1);
@@ -393,14 +424,7 @@ export function identityFromProfile(
   ) {
     email = profile.nameID === undefined ? undefined : asciiTrim(profile.nameID);
   }
-  if (email !== undefined && email !== "" && !isPlainEmail(email)) {
-    // Non-ASCII or spaces: look-alikes (`\u212Aate@…` for `kate@…`) must not pass as someone else.
-    throw new LoginError(
-      "email_missing",
-      "The identity provider sent an email address cfgtool cannot use (only plain ASCII " +
-        "addresses are accepted), so cfgtool cannot sign you in",
-    );
-  }
+  if (email !== undefined && email !== "") assertPlainEmail(email);
   if (email === undefined || email === "" || emailDomain(email) === null) {
     throw new LoginError(
       "email_missing",
@@ -410,14 +434,7 @@ export function identityFromProfile(
           "so cfgtool cannot sign you in",
     );
   }
-  if (!emailInDomains(email, policy.allowed_email_domains)) {
-    throw new LoginError(
-      "email_domain",
-      `Tenant ${tenant} does not admit ${email}: sign in with an address in ${
-        (policy.allowed_email_domains ?? []).join(", ")
-      }`,
-    );
-  }
+  assertAdmittedDomain(tenant, email, policy.allowed_email_domains);
   return {
     tenant,
     email,

@@ -31,8 +31,8 @@
  * @module
  */
 // @ts-types="./node_saml.d.ts"
-import { SAML, type SamlConfig } from "@node-saml/node-saml";
-import { base64, base64urlnopad } from "base";
+import { SAML } from "@node-saml/node-saml";
+import { base64urlnopad } from "base";
 import { toHex } from "../bytes.ts";
 import { LoginError } from "../errors.ts";
 import type { SamlLoginPolicy } from "../protocol/login_policy.ts";
@@ -40,7 +40,15 @@ import { findLoginPolicy } from "../store/login_policies.ts";
 import { peekOneTime, putOneTime, takeOneTime } from "../store/one_time.ts";
 import { type AuthDeps, clock } from "../auth/deps.ts";
 import { digestsEqual, hmacHex } from "../auth/digest.ts";
-import { identityFromProfile, inspectAssertion, inspectResponse } from "./saml_assertion.ts";
+import { identityFromProfile } from "./saml_assertion.ts";
+import {
+  checkSamlResponse,
+  SAML_CLOCK_SKEW_MS,
+  type SamlCheckInput,
+  samlConfig,
+  type SamlEndpoints,
+} from "./saml_check.ts";
+import type { SamlChecker } from "./saml_checker.ts";
 import { idpMetadataOf } from "./saml_metadata.ts";
 import { samlRefusalOf } from "./saml_refusals.ts";
 import { rememberAssertion } from "./saml_replay.ts";
@@ -49,25 +57,13 @@ import type { VerifiedIdentity } from "./sign_in.ts";
 
 /** How long a person has to come back from the identity provider, ms. */
 export const SAML_FLOW_TTL_MS = 10 * 60_000;
-/** How far the identity provider's clock may be off, ms. */
-export const SAML_CLOCK_SKEW_MS = 2 * 60_000;
 /** How long an accepted response waits for the browser's redirect, ms. */
 const DONE_TTL_MS = 2 * 60_000;
-/** Largest decoded response accepted, bytes. */
-export const SAML_RESPONSE_MAX_BYTES = 256 * 1024;
 
 /** One-time record kinds. */
 const FLOW = "saml_state";
 const USED = "saml_used";
 const DONE = "saml_done";
-
-/** The service provider's two addresses for a tenant. */
-export interface SamlEndpoints {
-  /** The SP entity id: the tenant's metadata URL. */
-  entityId: string;
-  /** The assertion consumer service URL. */
-  acsUrl: string;
-}
 
 /**
  * The SP entity id and consumer URL of `tenant` on the server at `origin`.
@@ -115,33 +111,6 @@ export interface SamlFacts {
   tenant?: string | null;
   method: "saml";
   email?: string;
-}
-
-/** The library's settings shared by both steps. */
-function samlConfig(
-  endpoints: SamlEndpoints,
-  idp: { ssoUrl: string; certificates: string[] },
-  privateKey: string,
-  policy: SamlLoginPolicy,
-): SamlConfig {
-  return {
-    callbackUrl: endpoints.acsUrl,
-    entryPoint: idp.ssoUrl,
-    issuer: endpoints.entityId,
-    audience: endpoints.entityId,
-    idpCert: idp.certificates,
-    privateKey,
-    signatureAlgorithm: "sha256",
-    digestAlgorithm: "sha256",
-    wantAssertionsSigned: true,
-    wantAuthnResponseSigned: false,
-    acceptedClockSkewMs: SAML_CLOCK_SKEW_MS,
-    // The NameID is the email unless the policy reads it from an attribute.
-    identifierFormat: policy.email_attribute === undefined
-      ? "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
-      : null,
-    disableRequestedAuthnContext: true,
-  };
 }
 
 /**
@@ -210,7 +179,8 @@ export async function startSamlFlow(
  * `login_unavailable`. `facts` receives the tenant and email as they are
  * learnt, for the audit entry of a refusal.
  *
- * @param deps store, key, clock
+ * @param deps store, key, clock, and the server's SAML checker (a worker;
+ *   without one the response is checked in place)
  * @param form the posted `SAMLResponse` and `RelayState`
  * @param facts filled in for the caller's audit
  * @returns the handle the browser's redirect redeems
@@ -222,7 +192,7 @@ export async function startSamlFlow(
  * ```
  */
 export async function acceptSamlResponse(
-  deps: AuthDeps,
+  deps: AuthDeps & { samlChecker?: SamlChecker },
   form: { SAMLResponse?: string | null; RelayState?: string | null },
   facts: SamlFacts,
 ): Promise<{ handle: string }> {
@@ -241,46 +211,17 @@ export async function acceptSamlResponse(
   if (policy?.method !== "saml") throw policyChanged(flow.tenant);
   const idp = await idpMetadataOf(policy);
   if (idp.entityId !== flow.idp_entity_id) throw policyChanged(flow.tenant);
-  let xml: string;
-  try {
-    const bytes = base64.decode(encoded.replace(/\s+/g, ""));
-    if (bytes.length > SAML_RESPONSE_MAX_BYTES) throw new RangeError("response too large");
-    xml = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch (err) {
-    throw new LoginError("assertion", "The identity provider's answer could not be read", {
-      cause: err,
-    });
-  }
-  const endpoints: SamlEndpoints = { entityId: flow.sp_entity_id, acsUrl: flow.acs_url };
-  inspectResponse(xml, endpoints.acsUrl);
-  const pair = await samlSigningPair(deps);
-  const saml = new SAML({
-    ...samlConfig(endpoints, idp, pair.privateKey, policy),
-    validateInResponseTo: "always",
-    cacheProvider: {
-      saveAsync: () => Promise.resolve(null),
-      // The library reads the value as the request's creation time.
-      getAsync: (id: string) =>
-        Promise.resolve(id === flow.request_id ? new Date(now).toISOString() : null),
-      removeAsync: () => Promise.resolve(null),
-    },
-  });
-  let checked;
-  try {
-    checked = await saml.validatePostResponseAsync({ SAMLResponse: encoded });
-  } catch (err) {
-    throw samlRefusalOf(err);
-  }
-  const profile = checked.profile;
-  if (profile === null) throw samlRefusalOf(new Error("no assertion"));
-  const assertionXml = profile.getAssertionXml?.();
-  if (assertionXml === undefined) throw samlRefusalOf(new Error("no assertion"));
-  const assertion = inspectAssertion(
-    assertionXml,
-    idp.entityId,
-    endpoints.acsUrl,
-    flow.request_id,
-  );
+  const input: SamlCheckInput = {
+    encoded,
+    endpoints: { entityId: flow.sp_entity_id, acsUrl: flow.acs_url },
+    idp,
+    privateKey: (await samlSigningPair(deps)).privateKey,
+    policy,
+    requestId: flow.request_id,
+    requestedAt: now,
+  };
+  // On the checker's worker when the server has one: the XML work never holds this thread.
+  const { profile, assertion } = await (deps.samlChecker?.check(input) ?? checkSamlResponse(input));
   if (profile.nameID !== undefined && profile.nameID.includes("@")) facts.email = profile.nameID;
   if (assertion.id === "") throw samlRefusalOf(new Error("assertion without ID"));
   const until = (assertion.notOnOrAfter ?? now + SAML_FLOW_TTL_MS) + SAML_CLOCK_SKEW_MS;

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { SamlEndpoints } from "./saml_flow.ts";
+import type { SamlEndpoints } from "./saml_check.ts";
 
 /** Escapes text for an XML attribute or element. */
 function xmlText(s: string): string {

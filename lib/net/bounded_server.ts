@@ -129,6 +129,24 @@ type ServeOnConnection = (
   onListen: () => void,
 ) => { finished: Promise<void> };
 
+/**
+ * One request in flight on a connection, for the send deadline: an answer
+ * other than an event stream that the client does not take must not hold
+ * the connection. Nothing is looked at while an exchange is younger than
+ * the request timeout (the hot path adds no promise); once it is older,
+ * the sweeper looks at its answer once: an event stream is left alone,
+ * anything else gets one more request timeout to be taken.
+ */
+interface Exchange {
+  started: number;
+  answer: Response | Promise<Response> | undefined;
+  /** performance.now() by which it must have ended, once inspected. */
+  due?: number;
+  /** Its answer is an event stream (or failed): never due. */
+  exempt?: boolean;
+  inspected?: boolean;
+}
+
 interface Tracked {
   close: AbortController;
   inFlight: number;
@@ -146,6 +164,8 @@ interface Tracked {
   closing: boolean;
   /** The bodies of its requests not yet read to their end, with their deadlines. */
   reads: Set<BodyWatch>;
+  /** Its requests not yet answered in full (see {@linkcode Exchange}). */
+  exchanges: Set<Exchange>;
   /** Closes it after a 408 (see {@linkcode FLUSH_GRACE_MS}). */
   closeTimer?: ReturnType<typeof setTimeout>;
 }
@@ -223,6 +243,13 @@ export function serveBounded(
     const now = performance.now();
     for (const t of open) {
       if (t.reads.size > 0) expireReads(t.reads, now, requestTimeoutMs);
+      if (t.exchanges.size > 0 && !t.closing && overdue(t.exchanges, now, requestTimeoutMs)) {
+        log("info", "answer not taken by the client in time: connection closed", {
+          remote: t.remote.hostname,
+        });
+        closeNow(t);
+        continue;
+      }
       if (t.inFlight > 0) continue;
       const limit = t.served ? limits.keepAliveTimeoutMs : headTimeoutMs;
       // It stays in `open` (counted toward maxConnections) until its HTTP engine has ended.
@@ -247,6 +274,7 @@ export function serveBounded(
     const t: Tracked = {
       close: new AbortController(),
       inFlight: 0,
+      exchanges: new Set(),
       started: 0,
       accepted: now,
       remote: conn.remoteAddr,
@@ -380,9 +408,17 @@ export function serveBounded(
       t.inFlight++;
       t.started++;
       t.served = true;
-      info.completed.then(done, done);
-      if (!mayHaveBody(req)) return handler(req, info);
-      return answerInTime(t, req, info, started + requestTimeoutMs);
+      const exchange: Exchange = { started: performance.now(), answer: undefined };
+      t.exchanges.add(exchange);
+      const ended = () => {
+        t.exchanges.delete(exchange);
+        done();
+      };
+      info.completed.then(ended, ended);
+      exchange.answer = mayHaveBody(req)
+        ? answerInTime(t, req, info, started + requestTimeoutMs)
+        : handler(req, info);
+      return exchange.answer;
     };
     let running: { finished: Promise<void> };
     try {
@@ -661,4 +697,26 @@ function fallback(
       return Promise.resolve(false);
     },
   };
+}
+
+/**
+ * Whether an exchange of the connection is past its send deadline; starts
+ * the inspection of exchanges older than the request timeout (see
+ * {@linkcode Exchange}).
+ */
+function overdue(exchanges: ReadonlySet<Exchange>, now: number, timeoutMs: number): boolean {
+  for (const x of exchanges) {
+    if (x.exempt) continue;
+    if (x.due !== undefined) {
+      if (now >= x.due) return true;
+      continue;
+    }
+    if (x.inspected || now - x.started < timeoutMs) continue;
+    x.inspected = true;
+    Promise.resolve(x.answer).then((res) => {
+      if (res?.headers.get("content-type")?.startsWith("text/event-stream")) x.exempt = true;
+      else x.due = performance.now() + timeoutMs;
+    }, () => (x.exempt = true));
+  }
+  return false;
 }

@@ -30,7 +30,7 @@ export const MAX_FLAGS_PER_NAMESPACE = 64;
 export const MAX_NAMESPACES = 32;
 
 // A flag key as lib/flags/model.ts defines it, and a tenant or namespace slug as
-// lib/store/slug.ts does (tests/protocol/subscription_test.ts checks they agree).
+// lib/protocol/slug.ts does (tests/protocol/subscription_test.ts checks they agree).
 const FLAG_KEY_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 const SLUG_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 const encoder = new TextEncoder();

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { SamlChecker } from "../login/saml_checker.ts";
 import { CredentialCache } from "../auth/credential_cache.ts";
 import { StreamGuard } from "../auth/stream_guard.ts";
 import { EventHub } from "../events/hub.ts";
@@ -69,6 +70,8 @@ export class Runtime {
   readonly guard: StreamGuard;
   /** Large uploads, stored versions and archives are handled there. */
   readonly workers: ManifestWorkers;
+  /** SAML responses are checked on a worker of their own (started on first use). */
+  readonly samlChecker: SamlChecker = new SamlChecker();
   /** Compiled evaluation models per namespace. */
   readonly models: ModelCache;
   /** The event-stream hub. */
@@ -162,6 +165,7 @@ export class Runtime {
 
   /** Ends the streams, stops the watchers and the workers. */
   close(): void {
+    this.samlChecker.close();
     this.#stop.abort();
     this.credentials.close();
     this.models.close();

@@ -24,7 +24,7 @@ import { meRoutes, sessionRoutes } from "../http/sessions.ts";
 import { auditRoutes } from "../http/audit.ts";
 import { closureRoutes } from "../http/closure.ts";
 import { eventRoutes } from "../http/events.ts";
-import { evaluatePreflightRoutes, evaluateRoutes, evaluationService } from "../http/evaluate.ts";
+import { evaluatePreflightRoutes, evaluateRoutes } from "../http/evaluate.ts";
 import { ofrepRoutes } from "../http/ofrep.ts";
 import { metricsRoutes, observeRequests } from "../http/metrics.ts";
 import { SERVER_HEADER } from "../version.ts";
@@ -107,10 +107,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   api.route("/audit", auditRoutes(deps));
   // Routes of later issues register here, one line each.
   api.route("/events", eventRoutes(deps));
-  const evaluation = evaluationService(deps); // compiled models, rate limiter, CORS origins
-  app.route("/", evaluatePreflightRoutes(deps, evaluation)); // CORS preflights carry no credential
-  app.route("/ofrep/v1", ofrepRoutes(deps, evaluation)); // own auth: OFREP error shapes
-  api.route("/tenants/:tenant/namespaces/:ns/environments/:env", evaluateRoutes(deps, evaluation));
+  app.route("/", evaluatePreflightRoutes(deps)); // CORS preflights carry no credential
+  app.route("/ofrep/v1", ofrepRoutes(deps)); // own auth: OFREP error shapes
+  api.route("/tenants/:tenant/namespaces/:ns/environments/:env", evaluateRoutes(deps));
   app.route("/api/v1", closureRoutes(deps)); // own auth: bearer or signed token
   app.route("/api/v1", api);
   return app;

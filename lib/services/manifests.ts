@@ -1,39 +1,64 @@
 /**
- * The manifest operations of a namespace: push, lint and rollback. Each
- * authorises the caller (`manifest.write`), finds the namespace's head (404
- * `namespace_not_found`), decodes and validates the manifest through the
- * runtime's workers (422 `invalid_manifest`), commits through
- * lib/store/versions.ts (a new version commits with its audit entry,
- * `manifest.pushed` or `manifest.rolled_back`, the caller as actor), and
- * tells the runtime which namespace changed. Each runs in a trace span
- * `cfgtool.service.<operation>`. The HTTP layer only reads requests and
- * shapes responses.
+ * The manifest operations of a namespace: read it (a version's files or
+ * archive), push, lint, roll back, commit a set of files, and the
+ * console's quick change of one flag (previewed, then committed). Each
+ * authorises the caller once (`manifest.read` or `manifest.write`), finds
+ * the namespace's head once (404 `namespace_not_found`), validates a
+ * manifest through the runtime's workers (422 `invalid_manifest`), commits
+ * through lib/store/versions.ts (a new version commits with its audit
+ * entry, `manifest.pushed` or `manifest.rolled_back`, the caller as
+ * actor), and tells the runtime which namespace changed and what it
+ * counts (pushes, their sizes, rollbacks). Every commit goes through one
+ * path: validate, digest, commit, audit, tell. Each runs in a trace span
+ * `cfgtool.service.<operation>`. The HTTP layer and the console only read
+ * requests and shape responses.
  *
  * @module
  */
 import type { RequestContext } from "../auth/deps.ts";
-import { authorize } from "../auth/permissions.ts";
+import { authorize, can } from "../auth/permissions.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
 import { hashFileSet } from "../closure/hash.ts";
-import { InvalidRequestError, NotFoundError, type Problem, ProblemsError } from "../errors.ts";
-import type { Environment } from "../flags/model.ts";
+import {
+  CfgtoolError,
+  ForbiddenError,
+  InvalidRequestError,
+  type Problem,
+  ProblemsError,
+} from "../errors.ts";
+import type { Environment, Flag } from "../flags/model.ts";
+import { applyQuickChange, type QuickChange } from "../flags/quick_change.ts";
+import { MAX_MESSAGE_LENGTH } from "../protocol/limits.ts";
 import {
   type CommitResult,
   commitVersion,
-  getHead,
+  type FileSetHashes,
+  getVersion,
   type Head,
+  listVersions,
   readFiles,
+  type VersionMeta,
 } from "../store/versions.ts";
 import { withSpan } from "../telemetry/spans.ts";
 import type { ManifestWorkers } from "../workers/manifest_workers.ts";
 import type { PreparedUpload, UploadFormat } from "../workers/manifest_work.ts";
 import { clockOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
+import {
+  currentHead,
+  fileText,
+  flagIn,
+  flagPath,
+  manifestTarget,
+  type NamespaceRef,
+  type NamespaceView,
+  refAttributes,
+  type ViewDeps,
+} from "./versions.ts";
 
-/** The namespace a manifest operation acts on. */
-export interface NamespaceRef {
-  tenant: string;
-  namespace: string;
-}
+/** The namespace a manifest operation acts on, and the head it reads first. */
+export { manifestTarget, type NamespaceRef };
+/** A commit's outcome. */
+export type { CommitResult };
 
 /** A manifest as sent: the body's bytes and how they are encoded. */
 export interface ManifestUpload {
@@ -72,73 +97,14 @@ export interface LintResult {
 }
 
 /**
- * Authorises `action` on the namespace and reads its head, which exists
- * exactly while the namespace does (both are written and deleted in one
- * atomic operation): 403, then 404 `namespace_not_found`.
- *
- * @param deps store and runtime
- * @param principal the caller
- * @param ref the namespace
- * @param action what the caller is about to do
- * @returns the namespace's head
- *
- * @example
- * ```ts
- * import { manifestTarget } from "./manifests.ts";
- * import { Runtime } from "../runtime/runtime.ts";
- * import { DEFAULT_SETTINGS } from "../settings.ts";
- * import { randomTokenKey } from "../auth/hmac_key.ts";
- * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
- * import { authenticate } from "../auth/principal.ts";
- * import { createTenant } from "../store/tenants.ts";
- * import { createNamespace } from "../store/namespaces.ts";
- * const kv = await Deno.openKv(":memory:");
- * const key = await randomTokenKey();
- * const runtime = new Runtime({ kv, key, log: () => {}, settings: DEFAULT_SETTINGS });
- * const boot = await bootstrapSuperadmin(kv, key);
- * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
- * await createTenant(kv, { slug: "acme", created_by: "ops" });
- * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "ops" });
- * const head = await manifestTarget({ kv, key, runtime }, admin, { tenant: "acme", namespace: "web" }, "manifest.read");
- * if (head.version !== 0) throw new Error("a new namespace is at version 0");
- * runtime.close();
- * kv.close();
- * ```
- */
-export function manifestTarget(
-  deps: ServiceDeps,
-  principal: Principal,
-  ref: NamespaceRef,
-  action: "manifest.read" | "manifest.write" | "versions.read",
-): Promise<Head> {
-  return withSpan("cfgtool.service.manifest_target", refAttributes(ref), async () => {
-    const { tenant, namespace } = ref;
-    await authorize(deps.kv, principal, action, { tenant, namespace });
-    const head = await getHead(deps.kv, tenant, namespace);
-    if (head === null) {
-      throw new NotFoundError(
-        "namespace_not_found",
-        `No namespace ${namespace} in tenant ${tenant}`,
-      );
-    }
-    return head;
-  });
-}
-
-/** The span attributes naming a namespace. */
-function refAttributes(ref: NamespaceRef): Record<string, string> {
-  return { "cfgtool.tenant": ref.tenant, "cfgtool.namespace": ref.namespace };
-}
-
-/**
  * Pushes a manifest: authorises `manifest.write` (403), finds the
  * namespace (404), then reads the request, decodes and validates the
  * manifest off the event loop when large (400, 413, 422 with every
  * problem), commits it as the next version (412 when `ifMatch` is not the
  * head; nothing is written then) with its `manifest.pushed` audit entry
  * and, when the content changed, tells the runtime, so the next
- * evaluation sees the new version. An unchanged manifest commits nothing
- * and is not audited.
+ * evaluation sees the new version; the push and its size are counted. An
+ * unchanged manifest commits nothing and is not audited.
  *
  * @param deps store, runtime, clock
  * @param principal the caller
@@ -189,18 +155,14 @@ export function pushManifest(
     if (prepared.problemCount > 0) {
       throw new ProblemsError(prepared.problems, undefined, undefined, prepared.problemCount);
     }
-    const result = await commitVersion(deps.kv, {
-      ...ref,
+    const result = await commitChecked(deps, principal, ref, {
       files: prepared.files,
       hashed: { closureHash: prepared.closureHash, blobIds: prepared.blobIds },
       environments: prepared.environments,
-      created_by: principalId(principal),
-      actor: actorOf(principal, ctx.requestId),
       message: prepared.message ?? null,
-      now: clockOf(deps),
-      ...(ifMatch === undefined ? {} : { ifMatch }),
-    });
-    if (result.changed) deps.runtime.namespaceChanged(ref.tenant, ref.namespace);
+      ifMatch,
+    }, ctx);
+    deps.runtime.metrics.pushed(upload.bytes.length, result.changed);
     return result;
   });
 }
@@ -261,8 +223,9 @@ export function lintManifest(
  * namespace (404), reads the files of the requested version (404 when it
  * does not exist), validates them again (422), commits them as a new
  * version with its `manifest.rolled_back` audit entry (`rolled_back_to`:
- * the version) and, when the content changed, tells the runtime. A
- * rollback to the head's content commits nothing and is not audited.
+ * the version) and, when the content changed, tells the runtime; the
+ * rollback is counted. A rollback to the head's content commits nothing
+ * and is not audited.
  *
  * @param deps store, runtime, clock
  * @param principal the caller
@@ -313,18 +276,11 @@ export function rollbackManifest(
       throw new InvalidRequestError("version must be a non-negative integer");
     }
     const files = await readFiles(deps.kv, ref.tenant, ref.namespace, version);
-    const result = await commitVersion(deps.kv, {
-      ...ref,
-      files,
-      hashed: await hashFileSet(files),
-      environments: await validEnvironments(deps.runtime.workers, files),
-      created_by: principalId(principal),
-      actor: actorOf(principal, ctx.requestId),
-      rolledBackTo: version,
+    const result = await checkAndCommit(deps, principal, ref, files, {
       message: message ?? `rollback to version ${version}`,
-      now: clockOf(deps),
-    });
-    if (result.changed) deps.runtime.namespaceChanged(ref.tenant, ref.namespace);
+      rolledBackTo: version,
+    }, ctx);
+    deps.runtime.metrics.rolledBack(result.changed);
     return result;
   });
 }
@@ -343,15 +299,667 @@ async function prepare(workers: ManifestWorkers, upload: ManifestUpload): Promis
   return { ...prepared, message: upload.message };
 }
 
+/** One version of a manifest, as {@linkcode readManifest} finds it; its content is read on demand. */
+export interface ManifestVersion {
+  /** The version (the head's unless another was asked for). */
+  version: number;
+  /** Its closure hash (with the version, its ETag). */
+  closure_hash: string;
+  /** Reads its files, path → bytes, in path order. */
+  files(): Promise<Map<string, Uint8Array>>;
+  /** Its tar.gz archive, built once per process (a version never changes). */
+  archive(): Promise<Uint8Array>;
+}
+
 /**
- * Validates a manifest off the event loop when it is large; throws 422
- * `invalid_manifest` with every problem, else returns its environments.
+ * Finds a version of a manifest to download: authorises `manifest.read`
+ * (403), finds the namespace (404), then reads the request and the
+ * version's metadata (404 `version_not_found`; the head's costs no read,
+ * so answering a matching `If-None-Match` reads nothing more). Its files
+ * and archive are read only when asked for.
+ *
+ * @param deps store and runtime
+ * @param principal the caller
+ * @param ref the namespace
+ * @param request the version (default: the head's), read only once authorised
+ * @returns the version, its closure hash, and readers of its files and archive
+ *
+ * @example
+ * ```ts
+ * import { pushManifest, readManifest } from "./manifests.ts";
+ * import { Runtime } from "../runtime/runtime.ts";
+ * import { DEFAULT_SETTINGS } from "../settings.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
+ * import { authenticate } from "../auth/principal.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { createNamespace } from "../store/namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const runtime = new Runtime({ kv, key, log: () => {}, settings: DEFAULT_SETTINGS });
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
+ * await createTenant(kv, { slug: "acme", created_by: "ops" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "ops" });
+ * const ref = { tenant: "acme", namespace: "web" };
+ * const files = { "namespace.toml": "schema_version = 1\n[namespace.environments.prod]\n" };
+ * const bytes = new TextEncoder().encode(JSON.stringify({ files }));
+ * await pushManifest({ kv, key, runtime }, admin, ref, { upload: { format: "json", bytes } }, { requestId: "r2" });
+ * const head = await readManifest({ kv, key, runtime }, admin, ref, {});
+ * const v0 = await readManifest({ kv, key, runtime }, admin, ref, { version: 0 });
+ * if (head.version !== 1 || (await head.files()).size !== 1 || (await v0.files()).size !== 0) {
+ *   throw new Error();
+ * }
+ * if ((await head.archive()).length === 0) throw new Error();
+ * runtime.close();
+ * kv.close();
+ * ```
  */
-async function validEnvironments(
-  workers: ManifestWorkers,
+export function readManifest(
+  deps: ServiceDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+  request: Deferred<{ version?: number | undefined }>,
+): Promise<ManifestVersion> {
+  return withSpan("cfgtool.service.read_manifest", refAttributes(ref), async () => {
+    const { tenant, namespace } = ref;
+    const head = await manifestTarget(deps, principal, ref, "manifest.read");
+    const { version } = await resolveInput(request);
+    // the head carries what the ETag needs: no version read on the 304 path
+    const meta = version === undefined || version === head.version
+      ? head
+      : await getVersion(deps.kv, tenant, namespace, version);
+    const { kv, runtime } = deps;
+    const files = () => readFiles(kv, tenant, namespace, meta.version);
+    return {
+      version: meta.version,
+      closure_hash: meta.closure_hash,
+      files,
+      archive: async () => {
+        const key = `${tenant}\u0000${namespace}\u0000${meta.version}\u0000${meta.closure_hash}`;
+        const { archive } = await runtime.manifests.getOrCreate(key, async () => {
+          const archive = await runtime.workers.archive(await files());
+          return { archive, closureHash: meta.closure_hash, tarSize: archive.length };
+        });
+        return archive;
+      },
+    };
+  });
+}
+
+/** What {@linkcode commitFiles} commits. */
+export interface CommitFilesRequest {
+  /** Every file of the manifest, path → bytes. */
+  files: ReadonlyMap<string, Uint8Array>;
+  /** The version's message. */
+  message?: string | null | undefined;
+  /** The head version the caller expects (`If-Match`); another head gives 412. */
+  ifMatch?: number | undefined;
+}
+
+/**
+ * Commits a set of files as the next version, as a push does but without
+ * an upload to decode: authorises `manifest.write` (403), finds the
+ * namespace (404), then reads the request, validates the files off the
+ * event loop when large (422 with every problem), commits them (412 when
+ * `ifMatch` is not the head; nothing is written then) with their
+ * `manifest.pushed` audit entry and, when the content changed, tells the
+ * runtime; the push and the files' size are counted. Unchanged content
+ * commits nothing and is not audited.
+ *
+ * @param deps store, runtime, clock
+ * @param principal the caller
+ * @param ref the namespace
+ * @param request the files, message and `If-Match`, read only once authorised
+ * @param ctx the request (its id goes into the audit entry)
+ * @returns the new version (or the head when unchanged) and whether it changed
+ *
+ * @example
+ * ```ts
+ * import { commitFiles } from "./manifests.ts";
+ * import { Runtime } from "../runtime/runtime.ts";
+ * import { DEFAULT_SETTINGS } from "../settings.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
+ * import { authenticate } from "../auth/principal.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { createNamespace } from "../store/namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const runtime = new Runtime({ kv, key, log: () => {}, settings: DEFAULT_SETTINGS });
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
+ * await createTenant(kv, { slug: "acme", created_by: "ops" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "ops" });
+ * const ref = { tenant: "acme", namespace: "web" };
+ * const toml = new TextEncoder().encode("schema_version = 1\n[namespace.environments.prod]\n");
+ * const files = new Map([["namespace.toml", toml]]);
+ * const made = await commitFiles({ kv, key, runtime }, admin, ref, { files, message: "first", ifMatch: 0 }, { requestId: "r2" });
+ * if (made.version.version !== 1 || !made.changed || made.version.message !== "first") throw new Error();
+ * let status = 0;
+ * try {
+ *   await commitFiles({ kv, key, runtime }, admin, ref, { files, ifMatch: 0 }, { requestId: "r3" });
+ * } catch (e) { status = (e as { status: number }).status; }
+ * if (status !== 412) throw new Error("version 0 is no longer the head");
+ * runtime.close();
+ * kv.close();
+ * ```
+ */
+export function commitFiles(
+  deps: ServiceDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+  request: Deferred<CommitFilesRequest>,
+  ctx: RequestContext,
+): Promise<CommitResult> {
+  return withSpan("cfgtool.service.commit_files", refAttributes(ref), async () => {
+    await manifestTarget(deps, principal, ref, "manifest.write");
+    const { files, message, ifMatch } = await resolveInput(request);
+    return await pushFiles(deps, principal, ref, files, { message: message ?? null, ifMatch }, ctx);
+  });
+}
+
+/**
+ * The head of a namespace for a person about to change one of its flags
+ * (the quick-change form): who may change the manifest gets it at once;
+ * anyone else gets the 403 of `manifest.read` when they cannot read it
+ * either, the namespace's 404, or a 403 that says they may read it but not
+ * change it.
+ *
+ * @param deps store, runtime and parsed versions
+ * @param principal the caller
+ * @param ref the namespace
+ * @returns the head's view
+ *
+ * @example
+ * ```ts
+ * import { flagChangeForm } from "./manifests.ts";
+ * import { ManifestViews } from "./versions.ts";
+ * import { Runtime } from "../runtime/runtime.ts";
+ * import { DEFAULT_SETTINGS } from "../settings.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
+ * import { authenticate } from "../auth/principal.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { createNamespace } from "../store/namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const runtime = new Runtime({ kv, key, log: () => {}, settings: DEFAULT_SETTINGS });
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
+ * await createTenant(kv, { slug: "acme", created_by: "ops" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "ops" });
+ * const deps = { kv, key, runtime, views: new ManifestViews() };
+ * const view = await flagChangeForm(deps, admin, { tenant: "acme", namespace: "web" });
+ * if (view.head.version !== 0 || view.meta.version !== 0) throw new Error();
+ * runtime.close();
+ * kv.close();
+ * ```
+ */
+export function flagChangeForm(
+  deps: ViewDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+): Promise<NamespaceView> {
+  return withSpan("cfgtool.service.flag_change_form", refAttributes(ref), async () => {
+    const writer = await can(deps.kv, principal, "manifest.write", ref);
+    if (!writer) await authorize(deps.kv, principal, "manifest.read", ref);
+    const head = await currentHead(deps, ref);
+    if (!writer) {
+      throw new ForbiddenError(
+        `You can read ${ref.namespace} but not change it: a namespace admin of ` +
+          `${ref.tenant}/${ref.namespace} can`,
+      );
+    }
+    return await deps.views.view(deps, ref, head);
+  });
+}
+
+/** A quick change as the person entered it (lib/flags/quick_change.ts makes the edit). */
+export interface AskedChange {
+  /** The environment it is for, if any (a conflict checks that the head still declares it). */
+  environment?: string | undefined;
+  /** The new version's message: required, at most {@linkcode MAX_MESSAGE_LENGTH} characters. */
+  message: string;
+  /**
+   * The change; a field that cannot be read throws an
+   * {@linkcode InvalidRequestError} (the form again, with that refusal).
+   */
+  change(): QuickChange;
+}
+
+/** What a quick change of one flag asks for, read once the caller may change the namespace. */
+export interface FlagChangeRequest {
+  /** The version the change was made on: the form's `base` (the commit's `If-Match`). */
+  base: number;
+  /** The flag whose file `flags/<key>.toml` changes (404 when the base version has none). */
+  flag: string;
+  /**
+   * Reads the change, given the base version (a 400 or 404 it throws is
+   * the request's, such as an environment the version does not declare),
+   * or null when the person only asks for the form again.
+   */
+  read(view: NamespaceView): AskedChange | null;
+}
+
+/** A change made on a version: the flag file before and after, and the manifest's problems then. */
+export interface MadeChange {
+  /** The flag file's text before the change. */
+  before: string;
+  /** Its text after. */
+  after: string;
+  /** What is wrong with the whole manifest after the change (empty: it can be committed). */
+  problems: Problem[];
+}
+
+/** What a person's change does on the head that was committed after their base version. */
+export type ChangeAgain =
+  /** The head has no such flag any more. */
+  | { kind: "flag_gone" }
+  /** The head no longer declares the change's environment. */
+  | { kind: "environment_gone" }
+  /** The change, as entered, cannot be made on the head. */
+  | { kind: "refused"; flag: Flag; error: InvalidRequestError }
+  /** The head already has what the change asks for. */
+  | { kind: "unchanged"; flag: Flag }
+  /** The change made on the head: a new preview. */
+  | ({ kind: "preview"; flag: Flag } & MadeChange);
+
+/** What the parts of an outcome have in common: the base version and its flag. */
+interface OnBase {
+  /** The version the change was made on. */
+  view: NamespaceView;
+  /** The flag, in that version. */
+  flag: Flag;
+}
+
+/** What became of a quick change ({@linkcode previewFlagChange}, {@linkcode commitFlagChange}). */
+export type FlagChangeOutcome =
+  /** Only the form was asked for. */
+  | ({ kind: "form" } & OnBase)
+  /** The message or the change was refused (400): the form again, with the refusal. */
+  | ({ kind: "refused"; error: InvalidRequestError } & OnBase)
+  /** The change changes nothing; nothing was committed. */
+  | ({ kind: "unchanged" } & OnBase)
+  /** The preview of the change. */
+  | ({ kind: "preview" } & OnBase & MadeChange)
+  /** The commit was refused: the manifest would not be valid (422). */
+  | ({ kind: "invalid" } & OnBase & MadeChange)
+  /**
+   * The head is no longer the base version (412): the head, the versions
+   * committed since the base (newest first, at most 20) and the change
+   * made again on the head. Nothing was committed.
+   */
+  | ({
+    kind: "conflict";
+    head: NamespaceView;
+    theirs: VersionMeta[];
+    again: ChangeAgain;
+  } & OnBase)
+  /** The new version. */
+  | ({ kind: "committed"; version: VersionMeta } & OnBase);
+
+/**
+ * Previews a quick change of one flag: authorises `manifest.write` (403)
+ * and reads the head once (404 for the namespace), then the request: the
+ * base version (404), its flag (404), the change. A message that is
+ * missing or too long is refused; on a base that is no longer the head the
+ * outcome is a conflict (what changed since, and the change made again on
+ * the head); otherwise the change is made on the flag file (refused when
+ * it cannot be) and the whole manifest validated as a commit would.
+ * Nothing is written.
+ *
+ * @param deps store, runtime and parsed versions
+ * @param principal the caller
+ * @param ref the namespace
+ * @param request the base, the flag and the change, read only once authorised
+ * @returns the outcome to show
+ *
+ * @example
+ * ```ts
+ * import { previewFlagChange, pushManifest } from "./manifests.ts";
+ * import { ManifestViews } from "./versions.ts";
+ * import { Runtime } from "../runtime/runtime.ts";
+ * import { DEFAULT_SETTINGS } from "../settings.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
+ * import { authenticate } from "../auth/principal.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { createNamespace } from "../store/namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const runtime = new Runtime({ kv, key, log: () => {}, settings: DEFAULT_SETTINGS });
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
+ * await createTenant(kv, { slug: "acme", created_by: "ops" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "ops" });
+ * const ref = { tenant: "acme", namespace: "web" };
+ * const files = {
+ *   "namespace.toml": "schema_version = 1\n[namespace.environments.prod]\n",
+ *   "flags/dark.toml": 'schema_version = 1\ntype = "boolean"\ndefault = "off"\n[variations]\non = true\noff = false\n',
+ * };
+ * const bytes = new TextEncoder().encode(JSON.stringify({ files }));
+ * await pushManifest({ kv, key, runtime }, admin, ref, { upload: { format: "json", bytes } }, { requestId: "r2" });
+ * const deps = { kv, key, runtime, views: new ManifestViews() };
+ * const shown = await previewFlagChange(deps, admin, ref, {
+ *   base: 1,
+ *   flag: "dark",
+ *   read: () => ({
+ *     environment: "prod",
+ *     message: "dark off in prod",
+ *     change: () => ({ kind: "toggle", environment: "prod", enabled: false }),
+ *   }),
+ * });
+ * if (shown.kind !== "preview" || !shown.after.endsWith("[environments.prod]\nenabled = false\n")) {
+ *   throw new Error(JSON.stringify(shown));
+ * }
+ * runtime.close();
+ * kv.close();
+ * ```
+ */
+export function previewFlagChange(
+  deps: ViewDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+  request: Deferred<FlagChangeRequest>,
+): Promise<FlagChangeOutcome> {
+  return withSpan(
+    "cfgtool.service.preview_flag_change",
+    refAttributes(ref),
+    () => flagChange(deps, principal, ref, request, undefined),
+  );
+}
+
+/**
+ * Commits a quick change of one flag: as {@linkcode previewFlagChange}
+ * (one authorisation, one head read), then the base version's files with
+ * the changed flag file go through the same validation and commit as a
+ * push, `If-Match` the base: a version with its `manifest.pushed` audit
+ * entry, the runtime told and the push counted. A manifest that would not
+ * be valid is refused (422: the preview again, with the problems); a head
+ * that moved on is a conflict (412), as in a preview.
+ *
+ * @param deps store, runtime, clock and parsed versions
+ * @param principal the caller
+ * @param ref the namespace
+ * @param request the base, the flag and the change, read only once authorised
+ * @param ctx the request (its id goes into the audit entry)
+ * @returns the outcome to show
+ *
+ * @example
+ * ```ts
+ * import { commitFlagChange, pushManifest } from "./manifests.ts";
+ * import { ManifestViews } from "./versions.ts";
+ * import { Runtime } from "../runtime/runtime.ts";
+ * import { DEFAULT_SETTINGS } from "../settings.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
+ * import { authenticate } from "../auth/principal.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { createNamespace } from "../store/namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const runtime = new Runtime({ kv, key, log: () => {}, settings: DEFAULT_SETTINGS });
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = await authenticate({ kv, key }, `Bearer ${boot.secret}`, { requestId: "r1" });
+ * await createTenant(kv, { slug: "acme", created_by: "ops" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "ops" });
+ * const ref = { tenant: "acme", namespace: "web" };
+ * const files = {
+ *   "namespace.toml": "schema_version = 1\n[namespace.environments.prod]\n",
+ *   "flags/dark.toml": 'schema_version = 1\ntype = "boolean"\ndefault = "off"\n[variations]\non = true\noff = false\n',
+ * };
+ * const bytes = new TextEncoder().encode(JSON.stringify({ files }));
+ * await pushManifest({ kv, key, runtime }, admin, ref, { upload: { format: "json", bytes } }, { requestId: "r2" });
+ * const deps = { kv, key, runtime, views: new ManifestViews() };
+ * const request = {
+ *   base: 1,
+ *   flag: "dark",
+ *   read: () => ({ message: "on by default", change: () => ({ kind: "default" as const, variation: "on" }) }),
+ * };
+ * const done = await commitFlagChange(deps, admin, ref, request, { requestId: "r3" });
+ * if (done.kind !== "committed" || done.version.version !== 2) throw new Error(JSON.stringify(done));
+ * const late = await commitFlagChange(deps, admin, ref, request, { requestId: "r4" });
+ * if (late.kind !== "conflict" || late.head.meta.version !== 2 || late.again.kind !== "unchanged") {
+ *   throw new Error("version 1 is no longer the head, which has the change already");
+ * }
+ * runtime.close();
+ * kv.close();
+ * ```
+ */
+export function commitFlagChange(
+  deps: ViewDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+  request: Deferred<FlagChangeRequest>,
+  ctx: RequestContext,
+): Promise<FlagChangeOutcome> {
+  return withSpan(
+    "cfgtool.service.commit_flag_change",
+    refAttributes(ref),
+    () => flagChange(deps, principal, ref, request, ctx),
+  );
+}
+
+/**
+ * A quick change, previewed (`ctx` undefined) or committed: one
+ * authorisation, one head read, the base version from the parsed-version
+ * cache, the change made on the flag file, then the shared validation (and
+ * commit).
+ */
+async function flagChange(
+  deps: ViewDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+  request: Deferred<FlagChangeRequest>,
+  ctx: RequestContext | undefined,
+): Promise<FlagChangeOutcome> {
+  const head = await manifestTarget(deps, principal, ref, "manifest.write");
+  const { base, flag: key, read } = await resolveInput(request);
+  const view = await deps.views.view(deps, ref, head, base);
+  const flag = flagIn(view, key);
+  const asked = read(view);
+  if (asked === null) return { kind: "form", view, flag };
+  const refusal = messageRefusal(asked.message);
+  if (refusal !== undefined) return { kind: "refused", view, flag, error: refusal };
+  // A preview on an old version is already a conflict; a commit finds out from the store.
+  if (ctx === undefined && head.version !== base) {
+    return await conflict(deps, view, flag, asked, head);
+  }
+  const made = changeOn(view, key, asked);
+  if (made instanceof InvalidRequestError) return { kind: "refused", view, flag, error: made };
+  if (made.after === made.before) return { kind: "unchanged", view, flag };
+  const files = withFile(view.files, flagPath(key), made.after);
+  if (ctx === undefined) {
+    const { problems } = await deps.runtime.workers.check(files);
+    return { kind: "preview", view, flag, ...made, problems };
+  }
+  let result: CommitResult;
+  try {
+    result = await pushFiles(deps, principal, ref, files, {
+      message: asked.message,
+      ifMatch: base,
+    }, ctx);
+  } catch (err) {
+    if (err instanceof CfgtoolError && err.code === "precondition_failed") {
+      return await conflict(deps, view, flag, asked, await currentHead(deps, ref));
+    }
+    if (err instanceof ProblemsError) {
+      return { kind: "invalid", view, flag, ...made, problems: err.problems };
+    }
+    throw err;
+  }
+  if (!result.changed) return { kind: "unchanged", view, flag };
+  return { kind: "committed", view, flag, version: result.version };
+}
+
+/**
+ * Someone committed after the base version: the head, the versions since
+ * the base (newest first, at most 20) and the change made again on the
+ * head (or why it cannot be).
+ */
+async function conflict(
+  deps: ViewDeps,
+  view: NamespaceView,
+  flag: Flag,
+  asked: AskedChange,
+  head: Head,
+): Promise<FlagChangeOutcome> {
+  const ref = { tenant: view.tenant, namespace: view.namespace };
+  const now = await deps.views.view(deps, ref, head);
+  const { items } = await listVersions(deps.kv, ref.tenant, ref.namespace, {
+    limit: 20,
+    after: head.version + 1,
+  });
+  const theirs = items.filter((v) => v.version > view.meta.version && v.version <= head.version);
+  const conflicted = { kind: "conflict" as const, view, flag, head: now, theirs };
+  if (!Object.hasOwn(now.manifest.flags, flag.key)) {
+    return { ...conflicted, again: { kind: "flag_gone" } };
+  }
+  const headFlag = now.manifest.flags[flag.key]!;
+  const env = asked.environment;
+  if (env !== undefined && !Object.hasOwn(now.manifest.namespace.environments, env)) {
+    return { ...conflicted, again: { kind: "environment_gone" } };
+  }
+  const made = changeOn(now, flag.key, asked);
+  if (made instanceof InvalidRequestError) {
+    return { ...conflicted, again: { kind: "refused", flag: headFlag, error: made } };
+  }
+  if (made.after === made.before) {
+    return { ...conflicted, again: { kind: "unchanged", flag: headFlag } };
+  }
+  const { problems } = await deps.runtime.workers.check(
+    withFile(now.files, flagPath(flag.key), made.after),
+  );
+  return { ...conflicted, again: { kind: "preview", flag: headFlag, ...made, problems } };
+}
+
+/** The flag file of a version before and after the change, or the change's refusal. */
+function changeOn(
+  view: NamespaceView,
+  key: string,
+  asked: AskedChange,
+): { before: string; after: string } | InvalidRequestError {
+  const before = fileText(view, flagPath(key));
+  try {
+    return { before, after: applyQuickChange(before, asked.change()) };
+  } catch (err) {
+    if (err instanceof InvalidRequestError) return err;
+    throw err;
+  }
+}
+
+/** Why a quick change's message cannot be the version's, if it cannot. */
+function messageRefusal(message: string): InvalidRequestError | undefined {
+  if (message.trim() === "") {
+    return new InvalidRequestError(
+      "Write a message: it says in the version history why this changed",
+      { details: { field: "message" } },
+    );
+  }
+  if (message.length > MAX_MESSAGE_LENGTH) {
+    return new InvalidRequestError(
+      `The message is ${message.length} characters; at most ${MAX_MESSAGE_LENGTH}`,
+      { details: { field: "message" } },
+    );
+  }
+  return undefined;
+}
+
+const encoder = new TextEncoder();
+
+/** The files with one file's text replaced. */
+function withFile(
   files: ReadonlyMap<string, Uint8Array>,
-): Promise<Record<string, Environment>> {
-  const { problems, problemCount, environments } = await workers.check(files);
-  if (problemCount > 0) throw new ProblemsError(problems, undefined, undefined, problemCount);
-  return environments;
+  path: string,
+  text: string,
+): Map<string, Uint8Array> {
+  const out = new Map(files);
+  out.set(path, encoder.encode(text));
+  return out;
+}
+
+/** What a commit stores besides the files: their digests, environments, message and guards. */
+interface CheckedFiles {
+  files: ReadonlyMap<string, Uint8Array>;
+  hashed: FileSetHashes;
+  environments: Record<string, Environment>;
+  message: string | null;
+  /** `If-Match`: another head gives 412. */
+  ifMatch?: number | undefined;
+  /** The version whose files these are, for a rollback. */
+  rolledBackTo?: number | undefined;
+}
+
+/**
+ * The one commit path: a validated, digested file set becomes the next
+ * version with its audit entry (the caller as actor, the request's id),
+ * and the runtime is told when the content changed.
+ */
+async function commitChecked(
+  deps: ServiceDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+  input: CheckedFiles,
+  ctx: RequestContext,
+): Promise<CommitResult> {
+  const { ifMatch, rolledBackTo } = input;
+  const result = await commitVersion(deps.kv, {
+    ...ref,
+    files: input.files,
+    hashed: input.hashed,
+    environments: input.environments,
+    created_by: principalId(principal),
+    actor: actorOf(principal, ctx.requestId),
+    message: input.message,
+    now: clockOf(deps),
+    ...(ifMatch === undefined ? {} : { ifMatch }),
+    ...(rolledBackTo === undefined ? {} : { rolledBackTo }),
+  });
+  if (result.changed) deps.runtime.namespaceChanged(ref.tenant, ref.namespace);
+  return result;
+}
+
+/**
+ * Validates a file set off the event loop when it is large (422
+ * `invalid_manifest` with every problem), digests it and commits it.
+ */
+async function checkAndCommit(
+  deps: ServiceDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+  files: ReadonlyMap<string, Uint8Array>,
+  options: Pick<CheckedFiles, "message" | "ifMatch" | "rolledBackTo">,
+  ctx: RequestContext,
+): Promise<CommitResult> {
+  const [check, hashed] = await Promise.all([
+    deps.runtime.workers.check(files),
+    hashFileSet(files),
+  ]);
+  if (check.problemCount > 0) {
+    throw new ProblemsError(check.problems, undefined, undefined, check.problemCount);
+  }
+  return await commitChecked(
+    deps,
+    principal,
+    ref,
+    { files, hashed, environments: check.environments, ...options },
+    ctx,
+  );
+}
+
+/** Commits a file set as a push ({@linkcode checkAndCommit}) and counts it with its size. */
+async function pushFiles(
+  deps: ServiceDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+  files: ReadonlyMap<string, Uint8Array>,
+  options: Pick<CheckedFiles, "message" | "ifMatch">,
+  ctx: RequestContext,
+): Promise<CommitResult> {
+  const result = await checkAndCommit(deps, principal, ref, files, options, ctx);
+  let size = 0;
+  for (const bytes of files.values()) size += bytes.length;
+  deps.runtime.metrics.pushed(size, result.changed);
+  return result;
 }

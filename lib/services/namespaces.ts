@@ -1,30 +1,40 @@
 /**
  * The namespace operations: create and delete a namespace, add and remove
- * its admins. Each authorises the caller (lib/auth/permissions.ts), writes
- * through lib/store/namespaces.ts together with its audit entry (the
+ * its admins; and the reads: the namespaces of a tenant a principal may
+ * read (with their heads for the API, with their last change for the
+ * console's tenant page), one namespace, its admins, and the admin lists
+ * of the console's people page. Each authorises the caller
+ * (lib/auth/permissions.ts), reads and writes through
+ * lib/store/namespaces.ts, each write together with its audit entry (the
  * caller as actor, the request's id), and tells the runtime what changed
  * (a deleted namespace's streams are re-checked at once). Each runs in a
- * trace span `cfgtool.service.<operation>`. The HTTP layer only reads
- * requests and shapes responses.
+ * trace span `cfgtool.service.<operation>`. The HTTP layer and the console
+ * only read requests and shape responses.
  *
  * @module
  */
 import type { RequestContext } from "../auth/deps.ts";
-import { authorize } from "../auth/permissions.ts";
+import { authorize, can } from "../auth/permissions.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
 import type { Membership } from "../store/membership.ts";
 import {
   addNamespaceAdmin as storeAddAdmin,
   createNamespace as storeCreate,
   deleteNamespace as storeDelete,
-  getNamespace,
+  getNamespace as storeGetNamespace,
+  listNamespaceAdmins as storeListAdmins,
+  listNamespaces as storeListNamespaces,
   type NamespaceRecord,
   removeNamespaceAdmin as storeRemoveAdmin,
 } from "../store/namespaces.ts";
 import { getTenant } from "../store/tenants.ts";
+import { getHead, getVersion, type Head } from "../store/versions.ts";
 import { withSpan } from "../telemetry/spans.ts";
 import { clockOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
 import { personOfTenant } from "./tenants.ts";
+
+/** A namespace's record, its head and an admin membership, as the namespace reads return them. */
+export type { Head, Membership, NamespaceRecord };
 
 /** What {@linkcode createNamespace} creates. */
 export interface NamespaceInput {
@@ -208,7 +218,7 @@ export function addNamespaceAdmin(
   const attributes = { "cfgtool.tenant": tenant, "cfgtool.namespace": namespace };
   return withSpan("cfgtool.service.add_namespace_admin", attributes, async () => {
     await authorize(deps.kv, principal, "namespace.admins", { tenant, namespace });
-    await getNamespace(deps.kv, tenant, namespace);
+    await storeGetNamespace(deps.kv, tenant, namespace);
     const owner = await getTenant(deps.kv, tenant);
     const record = await personOfTenant(deps, principal, owner, await resolveInput(user));
     return await storeAddAdmin(deps.kv, {
@@ -276,5 +286,257 @@ export function removeNamespaceAdmin(
       actor: actorOf(principal, ctx.requestId),
       now: clockOf(deps)(),
     });
+  });
+}
+
+/** A namespace with its current version (null if it has none), as the API shows it. */
+export type NamespaceWithHead = NamespaceRecord & { head: Head | null };
+
+/**
+ * The namespaces of a tenant the caller may read, with their heads, in slug
+ * order (`GET /api/v1/tenants/{t}/namespaces`): needs `namespace.list`
+ * (403), then the tenant (404 `tenant_not_found`), then keeps the
+ * namespaces the caller may read (`namespace.read`).
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @returns the namespaces with their heads
+ *
+ * @example
+ * ```ts
+ * import { listNamespaces } from "./namespaces.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { createNamespace } from "../store/namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+ * const root = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "", superadmin: true as const };
+ * const [web] = await listNamespaces({ kv }, root, "acme");
+ * if (web?.slug !== "web" || web.head?.version !== 0) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function listNamespaces(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: Principal,
+  tenant: string,
+): Promise<NamespaceWithHead[]> {
+  return withSpan("cfgtool.service.list_namespaces", { "cfgtool.tenant": tenant }, async () => {
+    const out: NamespaceWithHead[] = [];
+    for (const ns of await readableNamespaces(deps.kv, principal, tenant)) {
+      out.push({ ...ns, head: await getHead(deps.kv, tenant, ns.slug) });
+    }
+    return out;
+  });
+}
+
+/**
+ * The namespaces of a tenant `p` may read: needs `namespace.list` (403),
+ * then the tenant (404), then keeps those with `namespace.read`.
+ */
+async function readableNamespaces(
+  kv: Deno.Kv,
+  p: Principal,
+  tenant: string,
+): Promise<NamespaceRecord[]> {
+  await authorize(kv, p, "namespace.list", { tenant });
+  await getTenant(kv, tenant);
+  const out: NamespaceRecord[] = [];
+  for (const ns of await storeListNamespaces(kv, tenant)) {
+    if (await can(kv, p, "namespace.read", { tenant, namespace: ns.slug })) out.push(ns);
+  }
+  return out;
+}
+
+/** A namespace as the console's tenant page lists it: its head, and when that version was made. */
+export interface NamespaceSummary {
+  namespace: NamespaceRecord;
+  head: Head;
+  /** When the head version was made (RFC 3339). */
+  lastChange: string;
+}
+
+/**
+ * The namespaces of a tenant the caller may read (as
+ * {@linkcode listNamespaces}: 403, 404 `tenant_not_found`), each with its
+ * head and the time of its last change; a namespace without a head is
+ * left out. What the console's tenant page lists.
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @returns the summaries, in slug order
+ *
+ * @example
+ * ```ts
+ * import { namespaceSummaries } from "./namespaces.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { createNamespace } from "../store/namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * const web = await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+ * const root = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "", superadmin: true as const };
+ * const [row] = await namespaceSummaries({ kv }, root, "acme");
+ * if (row?.namespace.slug !== "web" || row.head.version !== 0 || row.lastChange !== web.created_at) {
+ *   throw new Error();
+ * }
+ * kv.close();
+ * ```
+ */
+export function namespaceSummaries(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: Principal,
+  tenant: string,
+): Promise<NamespaceSummary[]> {
+  const attributes = { "cfgtool.tenant": tenant };
+  return withSpan("cfgtool.service.namespace_summaries", attributes, async () => {
+    const out: NamespaceSummary[] = [];
+    for (const namespace of await readableNamespaces(deps.kv, principal, tenant)) {
+      const head = await getHead(deps.kv, tenant, namespace.slug);
+      if (head === null) continue;
+      const meta = await getVersion(deps.kv, tenant, namespace.slug, head.version);
+      out.push({ namespace, head, lastChange: meta.created_at });
+    }
+    return out;
+  });
+}
+
+/**
+ * One namespace with its head (`GET /api/v1/tenants/{t}/namespaces/{ns}`):
+ * needs `namespace.read` (403), then the namespace (404
+ * `namespace_not_found`).
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @returns the record with its head
+ *
+ * @example
+ * ```ts
+ * import { getNamespace } from "./namespaces.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { createNamespace } from "../store/namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+ * const root = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "", superadmin: true as const };
+ * if ((await getNamespace({ kv }, root, "acme", "web")).head?.version !== 0) throw new Error();
+ * let code = "";
+ * try { await getNamespace({ kv }, root, "acme", "api"); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "namespace_not_found") throw new Error(code);
+ * kv.close();
+ * ```
+ */
+export function getNamespace(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: Principal,
+  tenant: string,
+  namespace: string,
+): Promise<NamespaceWithHead> {
+  const attributes = { "cfgtool.tenant": tenant, "cfgtool.namespace": namespace };
+  return withSpan("cfgtool.service.get_namespace", attributes, async () => {
+    await authorize(deps.kv, principal, "namespace.read", { tenant, namespace });
+    const record = await storeGetNamespace(deps.kv, tenant, namespace);
+    const head = await getHead(deps.kv, tenant, namespace);
+    return { ...record, head };
+  });
+}
+
+/**
+ * A namespace's admins (`GET /api/v1/tenants/{t}/namespaces/{ns}/admins`):
+ * needs `namespace.read` (403), then the namespace (404
+ * `namespace_not_found`).
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @param namespace namespace slug
+ * @returns the admin memberships
+ *
+ * @example
+ * ```ts
+ * import { listNamespaceAdmins } from "./namespaces.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { addNamespaceAdmin, createNamespace } from "../store/namespaces.ts";
+ * import { createUser } from "../store/users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+ * const ana = await createUser(kv, { email: "ana@acme.test" });
+ * await addNamespaceAdmin(kv, { tenant: "acme", namespace: "web", user_id: ana.id, added_by: "tok_1" });
+ * const root = { kind: "session" as const, user_id: "usr_2", session_id: "ssn_1", tenants: [], groups: [], since: "", superadmin: true as const };
+ * if ((await listNamespaceAdmins({ kv }, root, "acme", "web"))[0]?.user_id !== ana.id) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function listNamespaceAdmins(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: Principal,
+  tenant: string,
+  namespace: string,
+): Promise<Membership[]> {
+  const attributes = { "cfgtool.tenant": tenant, "cfgtool.namespace": namespace };
+  return withSpan("cfgtool.service.list_namespace_admins", attributes, async () => {
+    await authorize(deps.kv, principal, "namespace.read", { tenant, namespace });
+    await storeGetNamespace(deps.kv, tenant, namespace);
+    return await storeListAdmins(deps.kv, tenant, namespace);
+  });
+}
+
+/** One namespace's admin list, as the console's people page shows it. */
+export interface NamespaceAdminList {
+  /** The namespace's slug. */
+  slug: string;
+  admins: Membership[];
+  /** The caller may add and remove them (`namespace.admins`). */
+  mayChange: boolean;
+}
+
+/**
+ * The admin lists of the namespaces of a tenant the caller may read (as
+ * {@linkcode listNamespaces}: 403, 404 `tenant_not_found`), each with
+ * whether the caller may change it. What the console's people page shows.
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @returns one list per readable namespace, in slug order
+ *
+ * @example
+ * ```ts
+ * import { namespaceAdminLists } from "./namespaces.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { addNamespaceAdmin, createNamespace } from "../store/namespaces.ts";
+ * import { createUser } from "../store/users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "tok_1" });
+ * const ana = await createUser(kv, { email: "ana@acme.test" });
+ * await addNamespaceAdmin(kv, { tenant: "acme", namespace: "web", user_id: ana.id, added_by: "tok_1" });
+ * const admin = { kind: "session" as const, user_id: ana.id, session_id: "ssn_1", tenants: [], groups: [], since: "" };
+ * const [web] = await namespaceAdminLists({ kv }, admin, "acme");
+ * if (web?.slug !== "web" || web.admins.length !== 1 || web.mayChange) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function namespaceAdminLists(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: Principal,
+  tenant: string,
+): Promise<NamespaceAdminList[]> {
+  const attributes = { "cfgtool.tenant": tenant };
+  return withSpan("cfgtool.service.namespace_admin_lists", attributes, async () => {
+    const out: NamespaceAdminList[] = [];
+    for (const ns of await readableNamespaces(deps.kv, principal, tenant)) {
+      const target = { tenant, namespace: ns.slug };
+      out.push({
+        slug: ns.slug,
+        admins: await storeListAdmins(deps.kv, tenant, ns.slug),
+        mayChange: await can(deps.kv, principal, "namespace.admins", target),
+      });
+    }
+    return out;
   });
 }

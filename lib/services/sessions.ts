@@ -1,10 +1,11 @@
 /**
- * People's sessions: a signed-in person lists and ends their own (a
- * session signed in to some tenants sees only the person's sessions of
- * those tenants); an admin ends another user's sessions of the tenants
- * the admin administers (a superadmin: every session). A session or user
- * the caller may not act on answers exactly as one that does not exist.
- * Every end is audited as `session.revoked` and takes effect at once.
+ * Who the caller is (`GET /api/v1/me`), and people's sessions: a
+ * signed-in person lists and ends their own (a session signed in to some
+ * tenants sees only the person's sessions of those tenants); an admin
+ * ends another user's sessions of the tenants the admin administers (a
+ * superadmin: every session). A session or user the caller may not act
+ * on answers exactly as one that does not exist. Every end is audited as
+ * `session.revoked` and takes effect at once.
  *
  * @module
  */
@@ -23,10 +24,72 @@ import type { AuditActor } from "../store/audit.ts";
 import { membershipsOfUser } from "../store/membership.ts";
 import { findSessionRecord, sessionsOfUser } from "../store/sessions.ts";
 import { tenantsAdministeredBy } from "../store/tenants.ts";
+import { type PublicToken, publicToken } from "../store/tokens.ts";
 import { findUser } from "../store/users.ts";
 import { normalEmail } from "../protocol/login_policy.ts";
 import { withSpan } from "../telemetry/spans.ts";
-import { isSuperadmin, NO_USER_ID } from "./tenants.ts";
+import type { ServiceDeps } from "./deps.ts";
+import { isSuperadmin, NO_USER_ID, type TenantRole, tenantRoles } from "./tenants.ts";
+import { type SignedInUser, signedInUser } from "./users.ts";
+
+/**
+ * Who the caller is, as `GET /api/v1/me` shows it: a service token
+ * (`client` for a `namespace-client` token, else `service`) without its
+ * digest; or a person (`user`) with their account, the session (its id
+ * alone when it is gone) and the tenants they may read with their role in
+ * each.
+ */
+export type Caller =
+  | { type: "client" | "service"; token: PublicToken }
+  | {
+    type: "user";
+    user: SignedInUser;
+    session: PublicSession | { id: string };
+    tenants: TenantRole[];
+  };
+
+/**
+ * Who the caller is ({@linkcode Caller}); every principal may ask.
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @returns the description
+ *
+ * @example
+ * ```ts
+ * import { whoAmI } from "./sessions.ts";
+ * import { createSession } from "../auth/sessions.ts";
+ * import { sessionPrincipal } from "../auth/principal.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { createUser } from "../store/users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const user = await createUser(kv, { email: "a@b.c" });
+ * const { session } = await createSession(kv, await randomTokenKey(), { user: user.id });
+ * const me = await whoAmI({ kv }, sessionPrincipal(session));
+ * if (me.type !== "user" || me.user.email !== "a@b.c" || me.session.id !== session.id) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function whoAmI(deps: Pick<ServiceDeps, "kv">, principal: Principal): Promise<Caller> {
+  return withSpan("cfgtool.service.who_am_i", {}, async () => {
+    if (principal.kind === "token") {
+      return {
+        type: principal.token.type === "namespace-client" ? "client" : "service",
+        token: publicToken(principal.token),
+      };
+    }
+    const [user, session] = await Promise.all([
+      signedInUser(deps, principal),
+      findSessionRecord(deps.kv, principal.session_id),
+    ]);
+    return {
+      type: "user",
+      user,
+      session: session === null ? { id: principal.session_id } : publicSession(session),
+      tenants: await tenantRoles(deps, principal),
+    };
+  });
+}
 
 /** A session as its owner sees it: `current` marks the one making the request. */
 export type ListedSession = PublicSession & { current: boolean };

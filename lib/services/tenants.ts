@@ -1,17 +1,19 @@
 /**
  * The tenant operations: create and delete a tenant, add and remove its
- * admins. Each authorises the caller (lib/auth/permissions.ts), writes
- * through lib/store/tenants.ts together with its audit entry (the caller
- * as actor, the request's id), and tells the runtime what changed (a
- * deleted tenant's streams are re-checked at once). Each runs in a trace
- * span `cfgtool.service.<operation>`. The HTTP layer only reads requests
- * and shapes responses.
+ * admins; and the reads: the tenants a principal sees (the API's list, a
+ * person's roles for `/me`, the console's home), one tenant, its admins.
+ * Each authorises the caller (lib/auth/permissions.ts), reads and writes
+ * through lib/store/tenants.ts, each write together with its audit entry
+ * (the caller as actor, the request's id), and tells the runtime what
+ * changed (a deleted tenant's streams are re-checked at once). Each runs
+ * in a trace span `cfgtool.service.<operation>`. The HTTP layer and the
+ * console only read requests and shape responses.
  *
  * @module
  */
 import type { RequestContext } from "../auth/deps.ts";
-import { authorize } from "../auth/permissions.ts";
-import { actorOf, type Principal, principalId } from "../auth/principal.ts";
+import { authorize, can } from "../auth/permissions.ts";
+import { actorOf, type Principal, principalId, type SessionPrincipal } from "../auth/principal.ts";
 import { sessionLive } from "../auth/sessions.ts";
 import { NotFoundError } from "../errors.ts";
 import type { Membership } from "../store/membership.ts";
@@ -19,14 +21,20 @@ import {
   addTenantAdmin as storeAddAdmin,
   createTenant as storeCreate,
   deleteTenant as storeDelete,
-  getTenant,
+  getTenant as storeGetTenant,
   isPersonOfTenant,
+  isTenantAdmin,
+  listTenantAdmins as storeListAdmins,
+  listTenants as storeListTenants,
   removeTenantAdmin as storeRemoveAdmin,
   type TenantRecord,
 } from "../store/tenants.ts";
 import { findUser, type UserRecord } from "../store/users.ts";
 import { withSpan } from "../telemetry/spans.ts";
 import { clockOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
+
+/** A tenant's record and an admin membership, as the tenant reads return them. */
+export type { Membership, TenantRecord };
 
 /** What {@linkcode createTenant} creates. */
 export interface TenantInput {
@@ -192,7 +200,7 @@ export function addTenantAdmin(
 ): Promise<Membership> {
   return withSpan("cfgtool.service.add_tenant_admin", { "cfgtool.tenant": tenant }, async () => {
     await authorize(deps.kv, principal, "tenant.admins", { tenant });
-    const owner = await getTenant(deps.kv, tenant);
+    const owner = await storeGetTenant(deps.kv, tenant);
     const record = await personOfTenant(deps, principal, owner, await resolveInput(user));
     return await storeAddAdmin(deps.kv, {
       tenant,
@@ -253,6 +261,241 @@ export function removeTenantAdmin(
       actor: actorOf(principal, ctx.requestId),
       now: clockOf(deps)(),
     });
+  });
+}
+
+/**
+ * The tenants a principal may read, in slug order (`GET /api/v1/tenants`):
+ * needs `tenant.list` (403 for a `namespace-client` token), then keeps the
+ * tenants the caller may read (`tenant.read`): every one for a superadmin,
+ * its own for a bound token, for a person those their sign-in admitted
+ * them to or where they are an admin.
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @returns the tenants' records
+ *
+ * @example
+ * ```ts
+ * import { listTenants } from "./tenants.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * for (const slug of ["acme", "other"]) await createTenant(kv, { slug, created_by: "tok_1" });
+ * const person = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: ["acme"], groups: [], since: "2999-01-01T00:00:00.000Z" };
+ * if ((await listTenants({ kv }, person)).map((t) => t.slug).join() !== "acme") throw new Error();
+ * if ((await listTenants({ kv }, { ...person, superadmin: true })).length !== 2) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function listTenants(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: Principal,
+): Promise<TenantRecord[]> {
+  return withSpan("cfgtool.service.list_tenants", {}, async () => {
+    await authorize(deps.kv, principal, "tenant.list", {});
+    return await readableTenants(deps.kv, principal);
+  });
+}
+
+/** Every tenant `p` may read (`tenant.read`), in slug order. */
+async function readableTenants(kv: Deno.Kv, p: Principal): Promise<TenantRecord[]> {
+  const out: TenantRecord[] = [];
+  for (const t of await storeListTenants(kv)) {
+    if (await can(kv, p, "tenant.read", { tenant: t.slug })) out.push(t);
+  }
+  return out;
+}
+
+/** A person's role in a tenant they may read ({@linkcode tenantRoles}). */
+export interface TenantRole {
+  slug: string;
+  role: "admin" | "member";
+}
+
+/**
+ * The tenants a person may read (those {@linkcode listTenants} lists), with
+ * their role in each: `admin` on the tenant's admin list or when they may
+ * read its login policy (an admin group of the policy), else `member`.
+ * What `GET /api/v1/me` says of a person.
+ *
+ * @param deps the store
+ * @param principal the person
+ * @returns slug and role of each tenant, in slug order
+ *
+ * @example
+ * ```ts
+ * import { tenantRoles } from "./tenants.ts";
+ * import { addTenantAdmin, createTenant } from "../store/tenants.ts";
+ * import { createUser } from "../store/users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * for (const slug of ["acme", "other"]) await createTenant(kv, { slug, created_by: "tok_1" });
+ * const ana = await createUser(kv, { email: "ana@other.test" });
+ * await addTenantAdmin(kv, { tenant: "other", user_id: ana.id, added_by: "tok_1" });
+ * const person = { kind: "session" as const, user_id: ana.id, session_id: "ssn_1", tenants: [], groups: [], since: "" };
+ * const roles = await tenantRoles({ kv }, person);
+ * if (JSON.stringify(roles) !== '[{"slug":"other","role":"admin"}]') throw new Error(JSON.stringify(roles));
+ * kv.close();
+ * ```
+ */
+export function tenantRoles(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: SessionPrincipal,
+): Promise<TenantRole[]> {
+  return withSpan("cfgtool.service.tenant_roles", {}, async () => {
+    const { kv } = deps;
+    const out: TenantRole[] = [];
+    for (const t of await readableTenants(kv, principal)) {
+      const admin = await isTenantAdmin(kv, t.slug, principal.user_id) ||
+        await can(kv, principal, "tenant.login", { tenant: t.slug });
+      out.push({ slug: t.slug, role: admin ? "admin" : "member" });
+    }
+    return out;
+  });
+}
+
+/**
+ * The tenants of a person's console home: for whoever may create tenants
+ * (an operator: superadmin rights) `all`, every tenant's record; for
+ * anyone else `signed-in`, the tenants their sign-in admitted them to.
+ */
+export type HomeTenants =
+  | { kind: "all"; tenants: TenantRecord[] }
+  | { kind: "signed-in"; slugs: readonly string[] };
+
+/**
+ * What the console's home (`/ui`) lists for a person
+ * ({@linkcode HomeTenants}).
+ *
+ * @param deps the store
+ * @param principal the person
+ * @returns every tenant, or the slugs of the sign-in's tenants
+ *
+ * @example
+ * ```ts
+ * import { homeTenants } from "./tenants.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * const person = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: ["web"], groups: [], since: "" };
+ * const mine = await homeTenants({ kv }, person);
+ * if (mine.kind !== "signed-in" || mine.slugs.join() !== "web") throw new Error();
+ * const all = await homeTenants({ kv }, { ...person, superadmin: true });
+ * if (all.kind !== "all" || all.tenants[0]?.slug !== "acme") throw new Error();
+ * kv.close();
+ * ```
+ */
+export function homeTenants(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: SessionPrincipal,
+): Promise<HomeTenants> {
+  return withSpan("cfgtool.service.home_tenants", {}, async () => {
+    if (!await can(deps.kv, principal, "tenant.create")) {
+      return { kind: "signed-in", slugs: principal.tenants };
+    }
+    return { kind: "all", tenants: await readableTenants(deps.kv, principal) };
+  });
+}
+
+/**
+ * Every tenant, in slug order, for whoever may create tenants (a
+ * superadmin; else 403): the console's tenants page.
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @returns the tenants' records
+ *
+ * @example
+ * ```ts
+ * import { listAllTenants } from "./tenants.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * const person = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: ["acme"], groups: [], since: "" };
+ * let code = "";
+ * try { await listAllTenants({ kv }, person); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "forbidden") throw new Error(code);
+ * if ((await listAllTenants({ kv }, { ...person, superadmin: true })).length !== 1) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function listAllTenants(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: Principal,
+): Promise<TenantRecord[]> {
+  return withSpan("cfgtool.service.list_all_tenants", {}, async () => {
+    await authorize(deps.kv, principal, "tenant.create");
+    return await storeListTenants(deps.kv);
+  });
+}
+
+/**
+ * One tenant (`GET /api/v1/tenants/{t}`): needs `tenant.read` (403), then
+ * the tenant (404 `tenant_not_found`).
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @returns the record
+ *
+ * @example
+ * ```ts
+ * import { getTenant } from "./tenants.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1", description: "A" });
+ * const root = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "", superadmin: true as const };
+ * if ((await getTenant({ kv }, root, "acme")).description !== "A") throw new Error();
+ * let code = "";
+ * try { await getTenant({ kv }, root, "beta"); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "tenant_not_found") throw new Error(code);
+ * kv.close();
+ * ```
+ */
+export function getTenant(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: Principal,
+  tenant: string,
+): Promise<TenantRecord> {
+  return withSpan("cfgtool.service.get_tenant", { "cfgtool.tenant": tenant }, async () => {
+    await authorize(deps.kv, principal, "tenant.read", { tenant });
+    return await storeGetTenant(deps.kv, tenant);
+  });
+}
+
+/**
+ * A tenant's admins (`GET /api/v1/tenants/{t}/admins`, and the console's
+ * people page): needs `tenant.read` (403), then the tenant (404
+ * `tenant_not_found`).
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @returns the admin memberships, in user-id order
+ *
+ * @example
+ * ```ts
+ * import { listTenantAdmins } from "./tenants.ts";
+ * import { addTenantAdmin, createTenant } from "../store/tenants.ts";
+ * import { createUser } from "../store/users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * const ana = await createUser(kv, { email: "ana@acme.test" });
+ * await addTenantAdmin(kv, { tenant: "acme", user_id: ana.id, added_by: "tok_1" });
+ * const root = { kind: "session" as const, user_id: "usr_2", session_id: "ssn_1", tenants: [], groups: [], since: "", superadmin: true as const };
+ * if ((await listTenantAdmins({ kv }, root, "acme"))[0]?.user_id !== ana.id) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function listTenantAdmins(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: Principal,
+  tenant: string,
+): Promise<Membership[]> {
+  const attributes = { "cfgtool.tenant": tenant };
+  return withSpan("cfgtool.service.list_tenant_admins", attributes, async () => {
+    await authorize(deps.kv, principal, "tenant.read", { tenant });
+    await storeGetTenant(deps.kv, tenant);
+    return await storeListAdmins(deps.kv, tenant);
   });
 }
 

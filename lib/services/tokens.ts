@@ -1,9 +1,11 @@
 /**
- * The service-token operations behind `/api/v1/tokens`: each takes the
- * deps, the authenticated principal and the input, checks permission
- * (lib/auth/permissions.ts), changes the store, writes the audit entry,
- * and throws typed errors (400, 403, 404 `token_not_found`, 409). The HTTP
- * layer only maps requests and responses.
+ * The service-token operations behind `/api/v1/tokens` and the console's
+ * token pages (`/ui/t/:tenant/tokens`): each takes the deps, the
+ * authenticated principal and the input, checks permission
+ * (lib/auth/permissions.ts), reads and changes the store, writes the audit
+ * entry, tells the runtime what changed, and throws typed errors (400,
+ * 403, 404 `token_not_found`, 409). The HTTP layer and the console only
+ * map requests and render what these return.
  *
  * A token id tells the caller nothing it may not know: a token bound
  * outside every tenant the caller may read (another tenant's, a
@@ -14,7 +16,7 @@
  * @module
  */
 import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from "../errors.ts";
-import { getNamespaceEntry } from "../store/namespaces.ts";
+import { getNamespaceEntry, listNamespaces } from "../store/namespaces.ts";
 import type { Page } from "../store/page.ts";
 import {
   effectiveStatus,
@@ -24,10 +26,13 @@ import {
   type PublicToken,
   publicToken,
   revokeTokenRecord,
+  TOKEN_TYPES,
   type TokenQuery,
   type TokenRecord,
+  type TokenStatus,
+  type TokenType,
 } from "../store/tokens.ts";
-import { getTenantEntry, tenantsAdministeredBy } from "../store/tenants.ts";
+import { findTenant, getTenantEntry, tenantsAdministeredBy } from "../store/tenants.ts";
 import { getHead } from "../store/versions.ts";
 import { type AuthDeps, clock, type RequestContext } from "../auth/deps.ts";
 import {
@@ -39,15 +44,44 @@ import {
 } from "../auth/issuance.ts";
 import { type IssuedToken, type Minted, tryMint } from "../auth/mint.ts";
 import {
+  authorize,
   authorizeIssue,
   authorizeTokenAction,
   can,
   type TokenAction,
 } from "../auth/permissions.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
+import { authDepsOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
 
 /** What {@linkcode createToken} and {@linkcode rotateToken} return. */
 export type { IssuedToken };
+
+/** A token as every operation shows it: its record without the digest. */
+export type { PublicToken };
+
+/** The token types, in order (what a `type` filter may name). */
+export { TOKEN_TYPES };
+
+/**
+ * What the token operations are given: the server's {@linkcode ServiceDeps}
+ * (its runtime is told of each change: the credential cache of a rotated
+ * or revoked token, the open streams of a revoked one), or bare auth deps
+ * (library use, tests), with nothing to tell.
+ */
+export type TokenDeps = ServiceDeps | AuthDeps;
+
+/** The auth/ deps of a call: with the runtime's caches when the server made it. */
+function authOf(deps: TokenDeps): AuthDeps {
+  return "runtime" in deps ? authDepsOf(deps) : deps;
+}
+
+/**
+ * A token named by its id, or by its id within a tenant, as the console's
+ * pages of a tenant name it: then a caller who may not read the tenant is
+ * refused (403) whatever the id, and a token of any other tenant answers
+ * as an unknown id (404 `token_not_found`).
+ */
+export type TokenRef = string | { tenant: string; id: string };
 
 /**
  * Reads the tenant and namespace a spec binds to (404 when missing) and,
@@ -113,7 +147,7 @@ async function bindingEntries(
  * ```
  */
 export async function createToken(
-  deps: AuthDeps,
+  deps: TokenDeps,
   principal: Principal,
   input: CreateTokenInput,
   ctx: RequestContext,
@@ -142,11 +176,13 @@ function issued(m: Minted): IssuedToken {
  * Reads one token's metadata (`GET /api/v1/tokens/{id}`); 404
  * `token_not_found` (also for a token outside the caller's tenants), 403
  * without `token.read` ({@linkcode tokenFor}). The status shown is the
- * effective one (an active token past its expiry shows `expired`).
+ * effective one (an active token past its expiry shows `expired`). Named
+ * within a tenant ({@linkcode TokenRef}), it needs `tenant.read` there
+ * first, and a token of another tenant is 404 too.
  *
  * @param deps store, key, clock
  * @param principal the caller
- * @param id the token id
+ * @param ref the token id, or the tenant and the id
  * @returns the metadata
  *
  * @example
@@ -154,6 +190,7 @@ function issued(m: Minted): IssuedToken {
  * import { getToken } from "./tokens.ts";
  * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
  * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { createTenant } from "../store/tenants.ts";
  * const kv = await Deno.openKv(":memory:");
  * const key = await randomTokenKey();
  * const boot = await bootstrapSuperadmin(kv, key);
@@ -162,16 +199,51 @@ function issued(m: Minted): IssuedToken {
  * if (shown.name !== "bootstrap-1" || shown.status !== "active" || "digest" in shown) {
  *   throw new Error();
  * }
+ * // the superadmin token belongs to no tenant: not found in acme
+ * await createTenant(kv, { slug: "acme", created_by: "ops" });
+ * const inAcme = await getToken({ kv, key }, admin, { tenant: "acme", id: boot.token.id })
+ *   .catch((e: Error) => e.message);
+ * if (inAcme !== `No token ${boot.token.id} in tenant acme`) throw new Error(String(inAcme));
  * kv.close();
  * ```
  */
 export async function getToken(
-  deps: AuthDeps,
+  deps: TokenDeps,
   principal: Principal,
-  id: string,
+  ref: TokenRef,
 ): Promise<PublicToken> {
-  const record = await tokenFor(deps, principal, "token.read", id);
+  if (typeof ref !== "string") return await tokenInTenant(deps, principal, ref);
+  const record = await tokenFor(deps, principal, "token.read", ref);
   return publicToken({ ...record, status: effectiveStatus(record, clock(deps)) });
+}
+
+/**
+ * The token `ref.id` read as the caller, in tenant `ref.tenant`: a caller
+ * who may not read the tenant is refused (403) whatever the id, as the
+ * tenant's list is; a token of the tenant they may not read is 403
+ * ({@linkcode getToken}); an unknown id and a token of any other tenant
+ * get the same 404.
+ */
+async function tokenInTenant(
+  deps: TokenDeps,
+  principal: Principal,
+  ref: { tenant: string; id: string },
+): Promise<PublicToken> {
+  const { tenant, id } = ref;
+  await authorize(deps.kv, principal, "tenant.read", { tenant });
+  const token = await getToken(deps, principal, id).catch((err) => {
+    if (err instanceof NotFoundError) return null;
+    throw err;
+  });
+  if (token === null || token.tenant_slug !== tenant) {
+    throw new NotFoundError("token_not_found", `No token ${id} in tenant ${tenant}`);
+  }
+  return token;
+}
+
+/** The id of a {@linkcode TokenRef}, once a tenant's token is found there as the caller. */
+async function idOf(deps: TokenDeps, principal: Principal, ref: TokenRef): Promise<string> {
+  return typeof ref === "string" ? ref : (await tokenInTenant(deps, principal, ref)).id;
 }
 
 /** Types of the tokens that may act on other tokens. */
@@ -290,7 +362,7 @@ export type ListTokensQuery = Omit<TokenQuery, "visible">;
  * ```
  */
 export async function listTokens(
-  deps: AuthDeps,
+  deps: TokenDeps,
   principal: Principal,
   query: ListTokensQuery = {},
 ): Promise<Page<PublicToken>> {
@@ -350,9 +422,9 @@ export async function listTokens(
  * A token that is not active or was already rotated gives 409; unknown and
  * unseen ids are 404 as in {@linkcode tokenFor}.
  *
- * @param deps store, key, clock
+ * @param deps store, key, clock (and the runtime, told that the old token changed)
  * @param principal the caller
- * @param id the token to rotate
+ * @param ref the token to rotate: its id, or the tenant and the id ({@linkcode TokenRef})
  * @param input optional `name` and `expires_at` (null: no expiry)
  * @param ctx the request
  * @returns the replacement's metadata and its secret
@@ -375,13 +447,14 @@ export async function listTokens(
  * ```
  */
 export async function rotateToken(
-  deps: AuthDeps,
+  deps: TokenDeps,
   principal: Principal,
-  id: string,
+  ref: TokenRef,
   input: { name?: string; expires_at?: string | null },
   ctx: RequestContext,
 ): Promise<IssuedToken> {
   const now = clock(deps);
+  const id = await idOf(deps, principal, ref);
   const first = await tokenFor(deps, principal, "token.rotate", id);
   const name = input.name === undefined ? first.name : parseTokenName(input.name);
   const expires_at = input.expires_at === undefined
@@ -424,7 +497,7 @@ export async function rotateToken(
       },
     });
     if (minted !== null) {
-      deps.credentials?.changed(); // the old token's record changed
+      authOf(deps).credentials?.changed(); // the old token's record changed
       return issued(minted);
     }
   }
@@ -442,11 +515,14 @@ function inheritedExpiry(old: TokenRecord, now: Date): string | null {
  * `token.revoke` on it, or to be the token itself (unknown and unseen ids
  * are 404 as in {@linkcode tokenFor}). Sets `revoked_at` and `revoked_by`
  * and audits `token.revoked`. Revoking a token that is no longer active
- * changes nothing and returns it as it is.
+ * changes nothing and returns it as it is. Given the runtime, it is told
+ * at once: the credential cache refuses the token from the very next
+ * request, and this process's streams opened with it end before this
+ * returns.
  *
- * @param deps store, key, clock
+ * @param deps store, key, clock (and the runtime)
  * @param principal the caller
- * @param id the token to revoke
+ * @param ref the token to revoke: its id, or the tenant and the id ({@linkcode TokenRef})
  * @param ctx the request
  * @returns the token's metadata after revocation
  *
@@ -465,11 +541,12 @@ function inheritedExpiry(old: TokenRecord, now: Date): string | null {
  * ```
  */
 export async function revokeToken(
-  deps: AuthDeps,
+  deps: TokenDeps,
   principal: Principal,
-  id: string,
+  ref: TokenRef,
   ctx: RequestContext,
 ): Promise<PublicToken> {
+  const id = await idOf(deps, principal, ref);
   await tokenFor(deps, principal, "token.revoke", id);
   const r = await revokeTokenRecord(
     deps.kv,
@@ -477,6 +554,266 @@ export async function revokeToken(
     actorOf(principal, ctx.requestId),
     clock(deps),
   );
-  if (r.changed) deps.credentials?.changed(); // refused from the very next request
+  if (r.changed) authOf(deps).credentials?.changed(); // refused from the very next request
+  if ("runtime" in deps) await deps.runtime.guard.recheck(); // this process's streams of it end now
   return publicToken(r.after);
+}
+
+/** Whether a check passes (false on 403; other errors still throw). */
+async function allowed(check: () => Promise<void>): Promise<boolean> {
+  try {
+    await check();
+    return true;
+  } catch (err) {
+    if (err instanceof ForbiddenError) return false;
+    throw err;
+  }
+}
+
+/** A namespace the caller may issue tokens for, with its declared environments. */
+export interface IssuableNamespace {
+  /** The namespace's slug. */
+  slug: string;
+  /** The environments its current manifest declares. */
+  environments: string[];
+}
+
+/** What a caller may issue in a tenant: what the creation form offers. */
+export interface TokenFormChoices {
+  /** The token types (the namespace types only when some namespace is issuable). */
+  types: TokenType[];
+  /** The namespaces the caller may issue namespace tokens for. */
+  namespaces: IssuableNamespace[];
+}
+
+/**
+ * The types and namespaces the caller may issue tokens for in `tenant`
+ * (the console's creation form): the namespaces where a namespace token
+ * may be issued, each with the environments of its current manifest (for
+ * `namespace-client`), the three namespace types when there is one, and
+ * `tenant-admin` when the caller may issue it. Refuses nothing: a caller
+ * who may issue nothing gets empty lists.
+ *
+ * @param deps store, key, clock
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @returns the types and namespaces
+ *
+ * @example
+ * ```ts
+ * import { tokenFormChoices } from "./tokens.ts";
+ * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * import { createNamespace } from "../store/namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = { kind: "token" as const, token: { ...boot.token, digest: "" } };
+ * await createTenant(kv, { slug: "acme", created_by: "ops" });
+ * const none = await tokenFormChoices({ kv, key }, admin, "acme");
+ * if (none.types.join() !== "tenant-admin" || none.namespaces.length !== 0) throw new Error();
+ * await createNamespace(kv, { tenant: "acme", slug: "web", created_by: "ops" });
+ * const some = await tokenFormChoices({ kv, key }, admin, "acme");
+ * if (some.types.length !== 4 || some.namespaces[0]?.slug !== "web") throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function tokenFormChoices(
+  deps: TokenDeps,
+  principal: Principal,
+  tenant: string,
+): Promise<TokenFormChoices> {
+  const { kv } = deps;
+  const types: TokenType[] = [];
+  const namespaces: IssuableNamespace[] = [];
+  for (const ns of await listNamespaces(kv, tenant)) {
+    const b = { type: "namespace-read" as const, tenant_slug: tenant, namespace_slug: ns.slug };
+    if (!await allowed(() => authorizeIssue(kv, principal, b))) continue;
+    const head = await getHead(kv, tenant, ns.slug);
+    namespaces.push({ slug: ns.slug, environments: Object.keys(head?.environments ?? {}) });
+  }
+  if (namespaces.length > 0) types.push("namespace-read", "namespace-write", "namespace-client");
+  const admin = { type: "tenant-admin" as const, tenant_slug: tenant, namespace_slug: null };
+  if (await allowed(() => authorizeIssue(kv, principal, admin))) types.push("tenant-admin");
+  return { types, namespaces };
+}
+
+/** The filters of a tenant's token list ({@linkcode tenantTokens}). */
+export interface TenantTokenFilter {
+  /** Effective status. */
+  status: TokenStatus;
+  /** Only this type. */
+  type?: TokenType;
+  /** Only tokens of this namespace; one the tenant does not have is no filter. */
+  namespace?: string;
+  /** Page size. */
+  limit: number;
+  /** Cursor: the `next` of the previous page. */
+  after?: string;
+}
+
+/** A page of a tenant's tokens, with what the list page offers around it. */
+export interface TenantTokens {
+  /** Every namespace of the tenant (the namespace filter's choices). */
+  namespaces: string[];
+  /** The filters applied (without a namespace the tenant does not have). */
+  filter: TenantTokenFilter;
+  /** The tokens the caller may read, newest first. */
+  page: Page<PublicToken>;
+  /** What the caller may issue here ({@linkcode tokenFormChoices}). */
+  choices: TokenFormChoices;
+}
+
+/**
+ * A tenant's tokens as its console page lists them: needs `tenant.read`
+ * (403) and the tenant (404 `tenant_not_found`), then lists the tokens
+ * the caller may read as {@linkcode listTokens} does, with the tenant's
+ * namespaces and what the caller may issue.
+ *
+ * @param deps store, key, clock
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @param filter status, type, namespace and paging
+ * @returns the page, the namespaces, the filter applied and the choices
+ *
+ * @example
+ * ```ts
+ * import { createToken, tenantTokens } from "./tokens.ts";
+ * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = { kind: "token" as const, token: { ...boot.token, digest: "" } };
+ * await createTenant(kv, { slug: "acme", created_by: "ops" });
+ * await createToken({ kv, key }, admin, { type: "tenant-admin", name: "ops", tenant_slug: "acme" }, { requestId: "r1" });
+ * const list = await tenantTokens({ kv, key }, admin, "acme", { status: "active", namespace: "nope", limit: 25 });
+ * if (list.page.items[0]?.name !== "ops" || list.filter.namespace !== undefined) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function tenantTokens(
+  deps: TokenDeps,
+  principal: Principal,
+  tenant: string,
+  filter: TenantTokenFilter,
+): Promise<TenantTokens> {
+  await authorize(deps.kv, principal, "tenant.read", { tenant });
+  if (await findTenant(deps.kv, tenant) === null) {
+    throw new NotFoundError("tenant_not_found", `No tenant ${tenant}`);
+  }
+  const namespaces = (await listNamespaces(deps.kv, tenant)).map((n) => n.slug);
+  const { namespace, ...rest } = filter;
+  const applied: TenantTokenFilter = namespace !== undefined && namespaces.includes(namespace)
+    ? { ...rest, namespace }
+    : rest;
+  const page = await listTokens(deps, principal, { tenant, ...applied });
+  const choices = await tokenFormChoices(deps, principal, tenant);
+  return { namespaces, filter: applied, page, choices };
+}
+
+/**
+ * Creates a token of a tenant from its console page: refused (403) to a
+ * caller who may issue nothing there ({@linkcode tokenFormChoices})
+ * before the input is read, then as {@linkcode createToken}.
+ *
+ * @param deps store, key, clock
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @param input the body, or the function reading it once the caller may issue
+ * @param ctx the request
+ * @returns the token metadata and its secret
+ *
+ * @example
+ * ```ts
+ * import { issueTenantToken } from "./tokens.ts";
+ * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = { kind: "token" as const, token: { ...boot.token, digest: "" } };
+ * await createTenant(kv, { slug: "acme", created_by: "ops" });
+ * const input = () => ({ type: "tenant-admin" as const, name: "ops", tenant_slug: "acme" });
+ * const made = await issueTenantToken({ kv, key }, admin, "acme", input, { requestId: "r1" });
+ * if (made.token.tenant_slug !== "acme" || !made.secret.startsWith("svc_tenant_")) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function issueTenantToken(
+  deps: TokenDeps,
+  principal: Principal,
+  tenant: string,
+  input: Deferred<CreateTokenInput>,
+  ctx: RequestContext,
+): Promise<IssuedToken> {
+  const choices = await tokenFormChoices(deps, principal, tenant);
+  if (choices.types.length === 0) {
+    throw new ForbiddenError(`Not allowed to issue tokens in ${tenant}`);
+  }
+  return await createToken(deps, principal, await resolveInput(input), ctx);
+}
+
+/** One token of a tenant as its console page shows it. */
+export interface TenantToken {
+  /** The token's metadata (its effective status). */
+  token: PublicToken;
+  /** What the page offers: rotating an active token not yet rotated, revoking an active one, each when the caller may. */
+  may: { rotate: boolean; revoke: boolean };
+}
+
+/**
+ * One token of a tenant as its console page shows it: read as
+ * {@linkcode getToken} reads a {@linkcode TokenRef} within a tenant (403
+ * without `tenant.read`, 404 outside the tenant), with what the caller
+ * may do to it. With `needs`, the caller must also be allowed that
+ * action on it (403), whatever its state: the page that refuses an
+ * unconfirmed rotation or revocation is only for who may make it.
+ *
+ * @param deps store, key, clock
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @param id token id
+ * @param needs the action the caller must be allowed, if any
+ * @returns the token and what the caller may do
+ *
+ * @example
+ * ```ts
+ * import { createToken, revokeToken, tenantToken } from "./tokens.ts";
+ * import { bootstrapSuperadmin } from "../auth/bootstrap.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { createTenant } from "../store/tenants.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const key = await randomTokenKey();
+ * const boot = await bootstrapSuperadmin(kv, key);
+ * const admin = { kind: "token" as const, token: { ...boot.token, digest: "" } };
+ * await createTenant(kv, { slug: "acme", created_by: "ops" });
+ * const made = await createToken({ kv, key }, admin, { type: "tenant-admin", name: "ops", tenant_slug: "acme" }, { requestId: "r1" });
+ * const shown = await tenantToken({ kv, key }, admin, "acme", made.token.id);
+ * if (!shown.may.rotate || !shown.may.revoke) throw new Error();
+ * await revokeToken({ kv, key }, admin, { tenant: "acme", id: made.token.id }, { requestId: "r2" });
+ * const revoked = await tenantToken({ kv, key }, admin, "acme", made.token.id, "token.revoke");
+ * if (revoked.token.status !== "revoked" || revoked.may.rotate || revoked.may.revoke) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function tenantToken(
+  deps: TokenDeps,
+  principal: Principal,
+  tenant: string,
+  id: string,
+  needs?: "token.rotate" | "token.revoke",
+): Promise<TenantToken> {
+  const token = await tokenInTenant(deps, principal, { tenant, id });
+  const record: TokenRecord = { ...token, digest: "" };
+  if (needs !== undefined) await authorizeTokenAction(deps.kv, principal, needs, record);
+  const may = (action: TokenAction) =>
+    allowed(() => authorizeTokenAction(deps.kv, principal, action, record));
+  const active = token.status === "active";
+  const rotate = active && token.rotated_to_token_id === null && await may("token.rotate");
+  const revoke = active && await may("token.revoke");
+  return { token, may: { rotate, revoke } };
 }

@@ -23,7 +23,7 @@ import {
   versionPrefix,
 } from "./keys.ts";
 import { deleteInBatches } from "./kv_batch.ts";
-import { checkLength, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
+import { checkLength, MAX_DESCRIPTION_LENGTH } from "../protocol/limits.ts";
 import {
   addMember,
   listMembers,
@@ -31,7 +31,7 @@ import {
   type RemovalAudit,
   removeMember,
 } from "./membership.ts";
-import { assertSlug } from "./slug.ts";
+import { assertSlug } from "../protocol/slug.ts";
 import { revokeBoundTokens } from "./tokens.ts";
 import { type Head, initialVersionOps } from "./versions.ts";
 

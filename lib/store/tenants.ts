@@ -20,7 +20,7 @@ import {
   tenantPrefix,
 } from "./keys.ts";
 import { deleteLoginPolicy } from "./login_policies.ts";
-import { checkLength, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
+import { checkLength, MAX_DESCRIPTION_LENGTH } from "../protocol/limits.ts";
 import {
   addMember,
   listMembers,
@@ -31,7 +31,7 @@ import {
 } from "./membership.ts";
 import { deleteNamespace, listNamespaces } from "./namespaces.ts";
 import { type SessionRecord, sessionsOfUser } from "./sessions.ts";
-import { assertSlug } from "./slug.ts";
+import { assertSlug } from "../protocol/slug.ts";
 import { revokeBoundTokens } from "./tokens.ts";
 
 /** A tenant record. */

@@ -27,7 +27,7 @@ import {
   tokenKey,
   tokenPrefix,
 } from "./keys.ts";
-import { checkLength, checkOrigins, MAX_DESCRIPTION_LENGTH } from "./limits.ts";
+import { checkLength, checkOrigins, MAX_DESCRIPTION_LENGTH } from "../protocol/limits.ts";
 import { getManyChunked } from "./kv_batch.ts";
 import type { TokenQuery as WireTokenQuery } from "../protocol/requests.ts";
 import { type Page, pageLimit } from "./page.ts";
@@ -134,7 +134,7 @@ export function effectiveStatus(t: TokenRecord, now: Date): TokenStatus {
  * namespace and name indexes) to an atomic operation, with checks that the
  * id, digest and name are free. The commit fails (`ok: false`) when the
  * name is taken. Throws 400 `invalid_request` when the description or
- * `allowed_origins` exceed the limits of lib/store/limits.ts.
+ * `allowed_origins` exceed the limits of lib/protocol/limits.ts.
  *
  * @param op the atomic operation
  * @param t the new record

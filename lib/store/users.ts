@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { normalEmail } from "../protocol/login_policy.ts";
+import { isPlainEmail, normalEmail } from "../protocol/login_policy.ts";
 import { bumpCredentialEpoch } from "./credential_epoch.ts";
 import { ConflictError, InvalidRequestError, NotFoundError } from "../errors.ts";
 import {
@@ -25,7 +25,7 @@ import {
   type UserMembership,
 } from "./membership.ts";
 import { addAudit, type AuditActor } from "./audit.ts";
-import { checkLength, MAX_EMAIL_LENGTH } from "./limits.ts";
+import { checkLength, MAX_EMAIL_LENGTH } from "../protocol/limits.ts";
 import { deleteInBatches, KV_LIMITS } from "./kv_batch.ts";
 import { ulid } from "./ulid.ts";
 
@@ -38,11 +38,11 @@ export interface UserRecord {
   created_at: string;
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
-
 /**
  * Creates a user; 409 `conflict` when the email is taken, 400 when it is
- * not an email.
+ * not a plain ASCII address (one `@`, no spaces: as every sign-in method
+ * requires, so that a Unicode look-alike can never stand beside the
+ * address it imitates).
  *
  * @param kv the store
  * @param input the email, and a clock for tests
@@ -54,6 +54,8 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
  * const kv = await Deno.openKv(":memory:");
  * const user = await createUser(kv, { email: "Ana@example.com" });
  * if (!user.id.startsWith("usr_") || user.email !== "ana@example.com") throw new Error();
+ * const refused = await createUser(kv, { email: "\u212Aate@example.com" }).then(() => false, () => true);
+ * if (!refused) throw new Error("a look-alike address");
  * kv.close();
  * ```
  */
@@ -63,8 +65,11 @@ export async function createUser(
 ): Promise<UserRecord> {
   const email = normalEmail(input.email);
   checkLength("email", email, MAX_EMAIL_LENGTH);
-  if (!EMAIL.test(email)) {
-    throw new InvalidRequestError(`Cannot use ${JSON.stringify(input.email)} as email`);
+  if (!isPlainEmail(email)) {
+    throw new InvalidRequestError(
+      `Cannot use ${JSON.stringify(input.email)} as email: cfgtool takes plain ASCII ` +
+        "addresses only (one @, no spaces)",
+    );
   }
   const now = input.now?.() ?? new Date();
   const user: UserRecord = {

@@ -19,7 +19,7 @@ import { NotFoundError, PreconditionFailedError } from "../errors.ts";
 import { getBlob, getBlobs, putBlob, putBlobs } from "./blobs.ts";
 import { actorFromId, addAudit, type AuditActor, eventAuditEntry } from "./audit.ts";
 import { headKey, versionKey, versionPrefix } from "./keys.ts";
-import { checkLength, checkManifestLimits, MAX_MESSAGE_LENGTH } from "./limits.ts";
+import { checkLength, checkManifestLimits, MAX_MESSAGE_LENGTH } from "../protocol/limits.ts";
 import { type Page, pageLimit } from "./page.ts";
 
 /** Settings of one environment, from `[namespace.environments.<env>]`. */
@@ -199,7 +199,7 @@ export async function getHead(
  * and the head, and no entry. With `ifMatch` set and different from the
  * head, throws 412 `precondition_failed`; without it, a lost race retries
  * on the new head. A message over {@linkcode MAX_MESSAGE_LENGTH}
- * characters is a 400 and more environments than lib/store/limits.ts
+ * characters is a 400 and more environments than lib/protocol/limits.ts
  * allows a 422, before any write.
  *
  * @param kv the store

@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { ForbiddenError } from "../../lib/errors.ts";
-import { readAudit } from "../../lib/auth/audit_access.ts";
+import { readAudit } from "../../lib/services/audit.ts";
 import { type Action, authorize, can, type Target } from "../../lib/auth/permissions.ts";
 import { authenticateCredential, type Principal } from "../../lib/auth/principal.ts";
 import { createSession } from "../../lib/auth/sessions.ts";

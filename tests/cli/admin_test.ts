@@ -172,6 +172,17 @@ Deno.test("admin commands refusing a value given on the command line exit 2 (a u
     const email = await runCli(["admin", "user", "create", ...kv, "--email", "not-an-email"]);
     assertEquals(email.code, 2, email.stderr);
     assertStringIncludes(email.stderr, 'error: Cannot use "not-an-email" as email');
+    // A look-alike of kate@acme.test (Kelvin sign) would be another account that reads the same.
+    const lookAlike = await runCli([
+      "admin",
+      "user",
+      "create",
+      ...kv,
+      "--email",
+      "\u212Aate@acme.test",
+    ]);
+    assertEquals(lookAlike.code, 2, lookAlike.stderr);
+    assertStringIncludes(lookAlike.stderr, "plain ASCII addresses only");
     const long = await runCli([
       "admin",
       "user",

@@ -556,6 +556,17 @@ variation = "on"
   );
 });
 
+Deno.test("validateManifest() quotes at most 80 characters of an unknown name", () => {
+  const long = "beta" + "x".repeat(200_000);
+  assertEquals(
+    lint({
+      "flags/a.toml": FLAG + `[[rule]]\nsegment = "${long}"\nvariation = "on"\n`,
+      "segments/beta.toml": SEGMENT,
+    }),
+    [`flags/a.toml: rule[0].segment: unknown segment "${long.slice(0, 80)}…"`],
+  );
+});
+
 Deno.test("validateManifest() counts a segment whose file has problems as existing", () => {
   assertEquals(
     lint({

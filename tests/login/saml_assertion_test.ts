@@ -185,7 +185,7 @@ Deno.test("a response nested or namespaced beyond the shape limits is refused be
     "</a>".repeat(n);
   assertEquals(reasonOf(() => inspectResponse(nested(20_000, true), ACS)), "assertion");
   assertEquals(reasonOf(() => inspectResponse(nested(41, false), ACS)), "assertion");
-  const wide = `<r>${"<a/>".repeat(3_001)}</r>`;
+  const wide = `<r>${"<a/>".repeat(301)}</r>`; // 301 children of one element
   assertEquals(reasonOf(() => inspectResponse(wide, ACS)), "assertion");
   const attributes = `<a ${Array.from({ length: 5_001 }, (_, i) => `a${i}=""`).join(" ")}/>`;
   assertEquals(reasonOf(() => inspectResponse(attributes, ACS)), "assertion");
@@ -207,8 +207,31 @@ Deno.test("a 256 KiB response of `<a` with no `>` is refused as assertion, tags 
   assertEquals(shapeWithinLimits("<a".repeat(131_072)), true, "no tag completes: no element");
   assertEquals(reasonOf(() => inspectResponse("<a".repeat(131_072), ACS)), "assertion");
   // A `<` inside a tag's text starts no tag of its own; a tag ends at the first `>`.
-  assertEquals(shapeWithinLimits(`<r>${"<a<b/>".repeat(2_999)}</r>`), true);
-  assertEquals(shapeWithinLimits(`<r>${"<a<b/>".repeat(3_001)}</r>`), false);
+  assertEquals(shapeWithinLimits(`<r>${"<a<b/>".repeat(300)}</r>`), true);
+  assertEquals(shapeWithinLimits(`<r>${"<a<b/>".repeat(301)}</r>`), false);
+});
+
+Deno.test("the shape limits count elements of any name, children per element, and attribute values", () => {
+  // Names that start with a non-ASCII letter are elements too (the parser takes them).
+  const many = (n: number, tag: string) => `<r>${tag.repeat(n)}</r>`;
+  assertEquals(shapeWithinLimits(many(300, "<\u00e9/>")), true);
+  assertEquals(reasonOf(() => inspectResponse(many(301, "<\u00e9/>"), ACS)), "assertion");
+  assertEquals(reasonOf(() => inspectResponse(many(301, "<:x/>"), ACS)), "assertion");
+  // 1,501 elements in groups of 300 children: the total counts.
+  const groups = `<r>${`<g>${"<b/>".repeat(299)}</g>`.repeat(5)}<c/><c/><c/><c/><c/><c/></r>`;
+  assertEquals(shapeWithinLimits(groups), false);
+  // node-saml reads a StatusCode's Value with a regular expression that takes the
+  // square of its length: a 250 KB value held the server for a minute.
+  const status = (v: string) =>
+    `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"><samlp:Status>` +
+    `<samlp:StatusCode Value="${v}"/></samlp:Status></samlp:Response>`;
+  assertEquals(shapeWithinLimits(status("urn:oasis:names:tc:SAML:2.0:status:Requester")), true);
+  assertEquals(
+    reasonOf(() => inspectResponse(status(`${"a".repeat(250_000)}:`), ACS)),
+    "assertion",
+  );
+  assertEquals(shapeWithinLimits(`<r a='${"x".repeat(2_048)}'/>`), true);
+  assertEquals(shapeWithinLimits(`<r a='${"x".repeat(2_049)}'/>`), false);
 });
 
 Deno.test("something other than an assertion is refused as assertion", () => {

@@ -11,7 +11,7 @@ import { SAML } from "@node-saml/node-saml";
 import { signSamlPost } from "npm:@node-saml/node-saml@^5.1.0/lib/saml-post-signing.js";
 import { LoginError, UnavailableError } from "../../lib/errors.ts";
 import { samlRefusalOf } from "../../lib/login/saml_refusals.ts";
-import { SAML_CLOCK_SKEW_MS } from "../../lib/login/saml_flow.ts";
+import { SAML_CLOCK_SKEW_MS } from "../../lib/login/saml_check.ts";
 import { makeCertificate } from "./saml_fixtures.ts";
 
 const IDP = "https://idp.acme.test/realms/acme";

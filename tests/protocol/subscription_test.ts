@@ -9,7 +9,7 @@ import {
 } from "../../lib/protocol/subscription.ts";
 import { UsageError } from "../../lib/errors.ts";
 import { KEY_RE } from "../../lib/flags/model.ts";
-import { SLUG_PATTERN } from "../../lib/store/slug.ts";
+import { SLUG_PATTERN } from "../../lib/protocol/slug.ts";
 
 Deno.test("parseFlagList() accepts * and canonicalizes keys (sorted byte-wise, no repeats)", () => {
   assertEquals(parseFlagList("*"), "*");
@@ -88,7 +88,7 @@ Deno.test("flag lists accept exactly the keys a manifest accepts (lib/flags/mode
   assertThrows(() => parseFlagList("A"), UsageError, KEY_RE.source);
 });
 
-Deno.test("ns values accept exactly the slugs the store accepts (lib/store/slug.ts)", () => {
+Deno.test("ns values accept exactly the slugs the store accepts (lib/protocol/slug.ts)", () => {
   const samples = ["web", "w.e_b-1", "0", "w".repeat(63), "w".repeat(64), "Web", "-web", "we b"];
   for (const slug of samples) {
     let accepted = true;

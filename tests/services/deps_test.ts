@@ -19,7 +19,10 @@ Deno.test("a deferred input given as a function is read when resolved, not befor
 Deno.test("the clock of deps is its now, else the system time", async () => {
   const kv = await Deno.openKv(":memory:");
   const fixed = new Date("2026-01-01T00:00:00Z");
-  assertEquals(clockOf({ kv, key: undefined as never, runtime: undefined as never, now: () => fixed })(), fixed);
+  assertEquals(
+    clockOf({ kv, key: undefined as never, runtime: undefined as never, now: () => fixed })(),
+    fixed,
+  );
   const before = Date.now();
   const t = clockOf({ kv, key: undefined as never, runtime: undefined as never })().getTime();
   assertEquals(t >= before && t <= Date.now(), true);

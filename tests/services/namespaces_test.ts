@@ -1,9 +1,15 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { ConflictError, ForbiddenError, NotFoundError } from "../../lib/errors.ts";
+import { sessionPrincipal } from "../../lib/auth/principal.ts";
 import {
   addNamespaceAdmin,
   createNamespace,
   deleteNamespace,
+  getNamespace,
+  listNamespaceAdmins,
+  listNamespaces,
+  namespaceAdminLists,
+  namespaceSummaries,
   removeNamespaceAdmin,
 } from "../../lib/services/namespaces.ts";
 import { findNamespace, isNamespaceAdmin } from "../../lib/store/namespaces.ts";
@@ -148,3 +154,81 @@ serviceTest("adding an admin who is no user is 404 user_not_found", async (w) =>
   );
   assertEquals(err.code, "user_not_found");
 });
+
+// Reads: the namespaces a principal may read, one namespace, its admins, the people page's lists.
+
+serviceTest(
+  "the namespaces of a tenant a principal sees: all for a tenant admin, its own for a namespace token",
+  async (w) => {
+    await createNamespace(w.services, w.superadmin, "acme", { slug: "api" }, ctx);
+    const admin = await w.as({ type: "tenant-admin", name: "ta", tenant_slug: "acme" });
+    const listed = await listNamespaces(w.services, admin, "acme");
+    assertEquals(listed.map((ns) => ns.slug), ["api", "web"]);
+    assertEquals(listed[1]!.head, await getHead(w.kv, "acme", "web"));
+    const reader = await w.asWeb("namespace-read");
+    assertEquals((await listNamespaces(w.services, reader, "acme")).map((ns) => ns.slug), ["web"]);
+    await assertRejects(() => listNamespaces(w.services, reader, "other"), ForbiddenError);
+    const err = await assertRejects(
+      () => listNamespaces(w.services, w.superadmin, "nope"),
+      NotFoundError,
+    );
+    assertEquals(err.code, "tenant_not_found");
+  },
+);
+
+serviceTest("the console's summaries carry the head and when its version was made", async (w) => {
+  const [web] = await namespaceSummaries(w.services, w.superadmin, "acme");
+  const record = await findNamespace(w.kv, "acme", "web");
+  assertEquals(web?.namespace, record);
+  assertEquals(web?.head.version, 0);
+  assertEquals(web?.lastChange, record?.created_at);
+});
+
+serviceTest(
+  "one namespace and its admins need namespace.read (403), then the namespace (404)",
+  async (w) => {
+    const ana = await createUser(w.kv, { email: "ana@example.com" });
+    await addNamespaceAdmin(w.services, w.superadmin, "acme", "web", ana.id, ctx);
+    const reader = await w.asWeb("namespace-read");
+    const web = await getNamespace(w.services, reader, "acme", "web");
+    assertEquals(web.slug, "web");
+    assertEquals(web.head?.version, 0);
+    assertEquals(
+      (await listNamespaceAdmins(w.services, reader, "acme", "web")).map((m) => m.user_id),
+      [ana.id],
+    );
+    await createNamespace(w.services, w.superadmin, "acme", { slug: "api" }, ctx);
+    await assertRejects(() => getNamespace(w.services, reader, "acme", "api"), ForbiddenError);
+    await assertRejects(
+      () => listNamespaceAdmins(w.services, reader, "acme", "api"),
+      ForbiddenError,
+    );
+    for (const read of [getNamespace, listNamespaceAdmins]) {
+      const err = await assertRejects(
+        () => read(w.services, w.superadmin, "acme", "nope"),
+        NotFoundError,
+      );
+      assertEquals(err.code, "namespace_not_found");
+    }
+  },
+);
+
+serviceTest(
+  "the people page's admin lists: the namespaces the reader reads, changeable by tenant admins only",
+  async (w) => {
+    await createNamespace(w.services, w.superadmin, "acme", { slug: "api" }, ctx);
+    const ana = await createUser(w.kv, { email: "ana@example.com" });
+    await addNamespaceAdmin(w.services, w.superadmin, "acme", "web", ana.id, ctx);
+    const { session } = await createSession(w.kv, w.key, { user: ana.id });
+    const lists = await namespaceAdminLists(w.services, sessionPrincipal(session), "acme");
+    assertEquals(lists.map((l) => [l.slug, l.admins.map((m) => m.user_id), l.mayChange]), [
+      ["web", [ana.id], false],
+    ]);
+    const admin = await w.as({ type: "tenant-admin", name: "ta", tenant_slug: "acme" });
+    const all = await namespaceAdminLists(w.services, admin, "acme");
+    assertEquals(all.map((l) => [l.slug, l.admins.length, l.mayChange]), [
+      ["api", 0, true],
+      ["web", 1, true],
+    ]);
+  },
+);

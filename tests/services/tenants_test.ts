@@ -1,10 +1,22 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { ConflictError, ForbiddenError, NotFoundError } from "../../lib/errors.ts";
 import {
+  type Principal,
+  type SessionPrincipal,
+  sessionPrincipal,
+} from "../../lib/auth/principal.ts";
+import { createSession } from "../../lib/auth/sessions.ts";
+import {
   addTenantAdmin,
   createTenant,
   deleteTenant,
+  getTenant,
+  homeTenants,
+  listAllTenants,
+  listTenantAdmins,
+  listTenants,
   removeTenantAdmin,
+  tenantRoles,
 } from "../../lib/services/tenants.ts";
 import { findNamespace } from "../../lib/store/namespaces.ts";
 import { findTenant, isTenantAdmin } from "../../lib/store/tenants.ts";
@@ -121,5 +133,95 @@ serviceTest(
       NotFoundError,
     );
     assertEquals(err.code, "tenant_not_found");
+  },
+);
+
+// Reads: the tenants a principal sees, one tenant, its admins, a person's roles, the console home.
+
+/** A person's session principal: a user signed in to `tenants` (none: made on the host). */
+async function person(
+  w: { kv: Deno.Kv; key: CryptoKey },
+  email: string,
+  tenants: string[] = [],
+): Promise<SessionPrincipal> {
+  const user = await createUser(w.kv, { email });
+  const login_method = tenants.length === 0 ? "admin" : "oidc";
+  const { session } = await createSession(w.kv, w.key, { user: user.id, tenants, login_method });
+  return sessionPrincipal(session);
+}
+
+serviceTest(
+  "the tenants a principal sees: all for a superadmin, its own for a bound token, the sign-in's for a person",
+  async (w) => {
+    const slugs = async (p: Principal) => (await listTenants(w.services, p)).map((t) => t.slug);
+    assertEquals(await slugs(w.superadmin), ["acme", "other"]);
+    assertEquals(
+      await slugs(await w.as({ type: "tenant-admin", name: "t", tenant_slug: "other" })),
+      [
+        "other",
+      ],
+    );
+    assertEquals(await slugs(await w.asWeb("namespace-read")), ["acme"]);
+    assertEquals(await slugs(await person(w, "ana@acme.test", ["acme"])), ["acme"]);
+    assertEquals(await slugs(await person(w, "bo@nowhere.test")), []);
+  },
+);
+
+serviceTest("a namespace-client token may not list tenants: 403", async (w) => {
+  assert(w.superadmin.kind === "token");
+  const token = {
+    ...w.superadmin.token,
+    type: "namespace-client" as const,
+    tenant_slug: "acme",
+    namespace_slug: "web",
+    environment_slug: "prod",
+  };
+  await assertRejects(() => listTenants(w.services, { kind: "token", token }), ForbiddenError);
+});
+
+serviceTest(
+  "one tenant and its admins need tenant.read (403 for another tenant), then the tenant (404)",
+  async (w) => {
+    const ana = await createUser(w.kv, { email: "ana@example.com" });
+    await addTenantAdmin(w.services, w.superadmin, "acme", ana.id, ctx);
+    const reader = await w.asWeb("namespace-read");
+    assertEquals((await getTenant(w.services, reader, "acme")).slug, "acme");
+    assertEquals(
+      (await listTenantAdmins(w.services, reader, "acme")).map((m) => m.user_id),
+      [ana.id],
+    );
+    await assertRejects(() => getTenant(w.services, reader, "other"), ForbiddenError);
+    await assertRejects(() => listTenantAdmins(w.services, reader, "other"), ForbiddenError);
+    for (const read of [getTenant, listTenantAdmins]) {
+      const err = await assertRejects(() => read(w.services, w.superadmin, "nope"), NotFoundError);
+      assertEquals(err.code, "tenant_not_found");
+    }
+  },
+);
+
+serviceTest(
+  "a person's roles: admin on the tenant's admin list, member where signed in",
+  async (w) => {
+    const ana = await person(w, "ana@acme.test", ["acme", "other"]);
+    await addTenantAdmin(w.services, w.superadmin, "other", ana.user_id, ctx);
+    assertEquals(await tenantRoles(w.services, ana), [
+      { slug: "acme", role: "member" },
+      { slug: "other", role: "admin" },
+    ]);
+    assertEquals(await tenantRoles(w.services, await person(w, "bo@nowhere.test")), []);
+  },
+);
+
+serviceTest(
+  "the console home: every tenant for an operator, the sign-in's tenants for anyone else",
+  async (w) => {
+    const ana = await person(w, "ana@acme.test", ["acme"]);
+    assertEquals(await homeTenants(w.services, ana), { kind: "signed-in", slugs: ["acme"] });
+    await assertRejects(() => listAllTenants(w.services, ana), ForbiddenError);
+    const operator = { ...ana, superadmin: true as const };
+    const home = await homeTenants(w.services, operator);
+    assert(home.kind === "all");
+    assertEquals(home.tenants.map((t) => t.slug), ["acme", "other"]);
+    assertEquals(await listAllTenants(w.services, operator), home.tenants);
   },
 );

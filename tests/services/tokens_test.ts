@@ -11,9 +11,13 @@ import { createSession } from "../../lib/auth/sessions.ts";
 import {
   createToken,
   getToken,
+  issueTenantToken,
   listTokens,
   revokeToken,
   rotateToken,
+  tenantToken,
+  tenantTokens,
+  tokenFormChoices,
 } from "../../lib/services/tokens.ts";
 import { listAudit } from "../../lib/store/audit.ts";
 import { addNamespaceAdmin } from "../../lib/store/namespaces.ts";
@@ -21,6 +25,7 @@ import { addTenantAdmin } from "../../lib/store/tenants.ts";
 import { createUser } from "../../lib/store/users.ts";
 import { authWorld } from "../auth/world.ts";
 import { commitEnvironments, worldTest } from "../store/world.ts";
+import { serviceTest } from "./world.ts";
 
 const ctx = { requestId: "req-test" };
 
@@ -458,4 +463,129 @@ wtest("unknown token ids are 404 token_not_found", async (w) => {
     404,
     "token_not_found",
   );
+});
+
+// ---- a tenant's tokens, as the console shows them --------------------------
+
+wtest(
+  "what a person may issue: their namespaces with environments, tenant-admin for tenant admins",
+  async (w) => {
+    const nsAdmin = await w.human({ nsAdmin: ["acme", "web"] });
+    const choices = await tokenFormChoices(w.deps, nsAdmin.principal, "acme");
+    assertEquals(choices.types, ["namespace-read", "namespace-write", "namespace-client"]);
+    assertEquals(choices.namespaces, [{ slug: "web", environments: ["production", "staging"] }]);
+    const admin = await w.human({ tenantAdmin: "acme" });
+    const all = await tokenFormChoices(w.deps, admin.principal, "acme");
+    assertEquals(all.types.at(-1), "tenant-admin");
+    assertEquals(all.namespaces.map((n) => n.slug).toSorted(), ["api", "web"]);
+    const nobody = await w.human({});
+    assertEquals(await tokenFormChoices(w.deps, nobody.principal, "acme"), {
+      types: [],
+      namespaces: [],
+    });
+    await refused(
+      issueTenantToken(w.deps, nobody.principal, "acme", () => {
+        throw new Error("the input is read only once the person may issue");
+      }, ctx),
+      ForbiddenError,
+      403,
+      "forbidden",
+    );
+    const made = await issueTenantToken(w.deps, nsAdmin.principal, "acme", () => read("web"), ctx);
+    assertEquals(made.token.namespace_slug, "web");
+  },
+);
+
+wtest(
+  "a tenant's list needs tenant.read and the tenant, and drops a namespace it does not have",
+  async (w) => {
+    const t = await w.issue(w.superadmin, read("api"));
+    const admin = await w.human({ tenantAdmin: "acme" });
+    const list = await tenantTokens(w.deps, admin.principal, "acme", {
+      status: "active",
+      namespace: "app",
+      limit: 25,
+    });
+    assertEquals(list.filter, { status: "active", limit: 25 });
+    assertEquals(list.namespaces.toSorted(), ["api", "web"]);
+    assert(list.page.items.some((x) => x.id === t.token.id));
+    assertEquals(list.choices.types.at(-1), "tenant-admin");
+    const api = await tenantTokens(w.deps, admin.principal, "acme", {
+      status: "active",
+      namespace: "api",
+      limit: 25,
+    });
+    assertEquals(api.page.items.map((x) => x.id), [t.token.id]);
+    await refused(
+      tenantTokens(w.deps, admin.principal, "other", { status: "active", limit: 25 }),
+      ForbiddenError,
+      403,
+      "forbidden",
+    );
+    await refused(
+      tenantTokens(w.deps, w.superadmin, "nope", { status: "active", limit: 25 }),
+      NotFoundError,
+      404,
+      "tenant_not_found",
+    );
+  },
+);
+
+wtest(
+  "a token named within a tenant is not found in another; its page says what the person may do",
+  async (w) => {
+    const t = await w.issue(w.superadmin, read("web"));
+    const other = await w.issue(w.superadmin, tenantAdmin("other"));
+    const admin = await w.human({ tenantAdmin: "acme" });
+    const shown = await tenantToken(w.deps, admin.principal, "acme", t.token.id);
+    assertEquals([shown.token.id, shown.may], [t.token.id, { rotate: true, revoke: true }]);
+    await refused(
+      tenantToken(w.deps, w.superadmin, "acme", other.token.id),
+      NotFoundError,
+      404,
+      "token_not_found",
+    );
+    await refused(
+      rotateToken(w.deps, w.superadmin, { tenant: "acme", id: other.token.id }, {}, ctx),
+      NotFoundError,
+      404,
+      "token_not_found",
+    );
+    await refused(
+      revokeToken(w.deps, admin.principal, { tenant: "other", id: other.token.id }, ctx),
+      ForbiddenError,
+      403,
+      "forbidden",
+    );
+    const writer = await w.human({ nsAdmin: ["acme", "api"] });
+    await refused(
+      tenantToken(w.deps, writer.principal, "acme", t.token.id, "token.revoke"),
+      ForbiddenError,
+      403,
+      "forbidden",
+    );
+    const rotated = await rotateToken(
+      w.deps,
+      admin.principal,
+      { tenant: "acme", id: t.token.id },
+      {},
+      ctx,
+    );
+    const old = await tenantToken(w.deps, admin.principal, "acme", t.token.id, "token.rotate");
+    assertEquals(old.token.rotated_to_token_id, rotated.token.id);
+    assertEquals(old.may, { rotate: false, revoke: true });
+  },
+);
+
+serviceTest("revoking through the runtime re-checks the open streams at once", async (w) => {
+  const made = await createToken(w.services, w.superadmin, {
+    type: "namespace-read",
+    name: "r",
+    tenant_slug: "acme",
+    namespace_slug: "web",
+  }, w.ctx);
+  const before = w.rechecks();
+  await revokeToken(w.services, w.superadmin, made.token.id, w.ctx);
+  assertEquals(w.rechecks(), before + 1);
+  await assertRejects(() => w.login(made.secret));
 });

@@ -42,8 +42,8 @@ import {
   isPkceValue,
   normalizeUserCode,
 } from "../../protocol/cli_sign_in.ts";
-import { findUser } from "../../store/users.ts";
-import { SLUG_PATTERN } from "../../store/slug.ts";
+import { greetingName } from "../../services/sign_in.ts";
+import { SLUG_PATTERN } from "../../protocol/slug.ts";
 import { authDeps } from "../authn.ts";
 import { readBodyBytes } from "../body.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
@@ -419,7 +419,7 @@ function noStoreRedirect(c: Context<AppEnv>, to: URL): Response {
 
 /** The email of a grant's user (its id when the record is gone). */
 async function emailOf(deps: AppDeps, identity: GrantIdentity): Promise<string> {
-  return (await findUser(deps.kv, identity.user_id))?.email ?? identity.user_id;
+  return await greetingName(deps, identity.user_id);
 }
 
 /** The page asking for the code the CLI printed. */

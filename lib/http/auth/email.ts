@@ -38,7 +38,7 @@ import {
   isPlainEmail,
   normalEmail,
 } from "../../protocol/login_policy.ts";
-import { findLoginPolicy } from "../../store/login_policies.ts";
+import { signInPolicy } from "../../services/sign_in.ts";
 import { authDeps } from "../authn.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
 import { readForm } from "../body.ts";
@@ -138,9 +138,7 @@ export function emailRoutes(deps: AppDeps): Hono<AppEnv> {
     const form = await readForm(c.req.raw);
     const tenant = field(form, "tenant").trim().toLowerCase();
     const next = safeNext(field(form, "next"));
-    const policy = SHAPES.slug.pattern.test(tenant)
-      ? (await findLoginPolicy(deps.kv, tenant))?.policy
-      : undefined;
+    const policy = SHAPES.slug.pattern.test(tenant) ? await signInPolicy(deps, tenant) : undefined;
     if (policy?.method !== "email") {
       return await errorPage(404, `Tenant ${tenant} has no email sign-in`, c.get("requestId"));
     }
@@ -380,7 +378,7 @@ function sendInBackground(
 
 /** The tenant's policy still admits the address (it may have changed since the mail). */
 async function stillAdmitted(deps: AppDeps, tenant: string, email: string): Promise<void> {
-  const policy = (await findLoginPolicy(deps.kv, tenant))?.policy;
+  const policy = await signInPolicy(deps, tenant);
   if (policy?.method !== "email" || !emailInDomains(email, policy.domains)) {
     throw new LoginError("email_domain", `This address may no longer sign in to ${tenant}.`);
   }

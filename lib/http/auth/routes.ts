@@ -17,12 +17,8 @@ import { bodyLimit } from "hono/body-limit";
 import { FORM_BODY_LIMIT, readForm, tooLarge } from "../body.ts";
 import { actorOf, type Principal } from "../../auth/principal.ts";
 import { endSession } from "../../auth/sessions.ts";
-import { ForbiddenError, NotFoundError, RateLimitError } from "../../errors.ts";
-import { countAttempt } from "../../store/login_rate.ts";
-import { sha256 } from "@noble/hashes/sha2";
-import { toHex } from "../../bytes.ts";
-import { findLoginPolicy } from "../../store/login_policies.ts";
-import { findUser } from "../../store/users.ts";
+import { ForbiddenError, NotFoundError } from "../../errors.ts";
+import { countSignInStart, greetingName, signInPolicy } from "../../services/sign_in.ts";
 import { authDeps, authenticate, browserPerson } from "../authn.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
 import { SHAPES } from "../params.ts";
@@ -34,9 +30,6 @@ import { beginSaml, samlRoutes } from "./saml.ts";
 import { emailForm, emailRoutes } from "./email.ts";
 import { html, pageResponse, STYLESHEET } from "./pages.ts";
 import { clearSessionCookie, CSRF_FIELD, csrfAllowed, csrfToken } from "./session_cookie.ts";
-
-/** Sign-ins a client address may start per 10 minutes. */
-export const LOGIN_STARTS_PER_ADDRESS = 60;
 
 /**
  * The `/auth` routes, mounted at the root of the app.
@@ -74,8 +67,8 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
     if (!SHAPES.slug.pattern.test(tenant)) {
       return await tenantChooser(c, next, `"${tenant}" is not a tenant name`);
     }
-    const record = await findLoginPolicy(deps.kv, tenant);
-    if (record === null) {
+    const policy = await signInPolicy(deps, tenant);
+    if (policy === null) {
       // Same answer for an unknown tenant and one without sign-in: no probing.
       return await tenantChooser(c, next, `Tenant ${tenant} has no sign-in set up`, 404);
     }
@@ -97,18 +90,8 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
       );
     }
     const { ip } = loginContext(c);
-    if (ip !== undefined) {
-      // Each start stores a flow record: bounded per client address.
-      const id = toHex(sha256(new TextEncoder().encode(`ip:${ip}`)));
-      const now = (deps.now?.() ?? new Date()).getTime();
-      if (!await countAttempt(deps.kv, "login_start", id, LOGIN_STARTS_PER_ADDRESS, 600_000, now)) {
-        throw new RateLimitError(
-          "Too many sign-ins started from this network; wait a few minutes, then try again",
-          600,
-        );
-      }
-    }
-    const policy = record.policy;
+    // Each start stores a flow record: bounded per client address.
+    if (ip !== undefined) await countSignInStart(deps, ip);
     switch (policy.method) {
       case "oidc":
         return await beginOidc(c, deps, tenant, policy, next);
@@ -176,14 +159,13 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
   app.get("/signed-in", async (c) => {
     const person = browserPerson(c);
     if (person === null) return c.redirect("/auth/login", 303);
-    const user = await findUser(deps.kv, person.user_id);
+    const name = await greetingName(deps, person.user_id);
     const token = await csrfToken(deps.key, person.session_id);
     return await pageResponse(
       c,
       "Signed in",
       html`
-        <p>You are signed in as <strong>${user?.email ??
-          person.user_id}</strong>${person.tenants.length > 0
+        <p>You are signed in as <strong>${name}</strong>${person.tenants.length > 0
           ? html`
             to <strong>${person.tenants.join(", ")}</strong>
           `

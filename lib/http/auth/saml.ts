@@ -150,7 +150,8 @@ export function samlRoutes(deps: AppDeps): Hono<AppEnv> {
       const facts: SamlFacts = { method: "saml" };
       try {
         const form = await readForm(c.req.raw);
-        const { handle } = await acceptSamlResponse(authDeps(deps), {
+        const checked = { ...authDeps(deps), samlChecker: deps.runtime.samlChecker };
+        const { handle } = await acceptSamlResponse(checked, {
           SAMLResponse: form.get("SAMLResponse") ?? null,
           RelayState: form.get("RelayState") ?? null,
         }, facts);

@@ -6,8 +6,8 @@
 import { assertEquals } from "../assert.ts";
 import { type SessionPrincipal, sessionPrincipal } from "../../lib/auth/principal.ts";
 import { findSessionRecord } from "../../lib/store/sessions.ts";
-import { peopleNames } from "../../lib/console/people_names.ts";
-import { consoleTest, type ConsoleWorld, type Person } from "./world.ts";
+import { peopleNames } from "../../lib/services/people.ts";
+import { consoleTest, type ConsoleWorld, type Person } from "../console/world.ts";
 
 /** The principal of a person's browser session. */
 async function principal(w: ConsoleWorld, p: Person): Promise<SessionPrincipal> {

@@ -3,11 +3,11 @@ import { InvalidRequestError, ProblemsError } from "../../lib/errors.ts";
 import { createTenant, findTenant } from "../../lib/store/tenants.ts";
 import { createNamespace, findNamespace } from "../../lib/store/namespaces.ts";
 import { getHead } from "../../lib/store/versions.ts";
-import { commitVersion } from "./commit.ts";
+import { commitVersion } from "../store/commit.ts";
 import { insertTokenOps, type TokenRecord } from "../../lib/store/tokens.ts";
 import { createUser, findUser } from "../../lib/store/users.ts";
-import { MAX_DESCRIPTION_LENGTH, MAX_ENVIRONMENTS } from "../../lib/store/limits.ts";
-import { withKv } from "./world.ts";
+import { MAX_DESCRIPTION_LENGTH, MAX_ENVIRONMENTS } from "../../lib/protocol/limits.ts";
+import { withKv } from "../store/world.ts";
 
 const HUGE = "y".repeat(70 * 1024); // over the 64 KiB KV value limit
 

@@ -4,9 +4,9 @@
  * numbers come back with other files, is never shown the old files.
  */
 import { assertEquals } from "../assert.ts";
-import { ManifestViews } from "../../lib/console/manifest_view.ts";
+import { ManifestViews } from "../../lib/services/versions.ts";
 import { Runtime } from "../../lib/runtime/runtime.ts";
-import { consoleTest, FIXTURE } from "./world.ts";
+import { consoleTest, FIXTURE } from "../console/world.ts";
 import { sessionPrincipal } from "../../lib/auth/principal.ts";
 import { findSessionRecord } from "../../lib/store/sessions.ts";
 import { DEFAULT_SETTINGS } from "../../lib/settings.ts";

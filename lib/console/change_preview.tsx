@@ -1,0 +1,161 @@
+/**
+ * The preview of a quick change: the line diff of the flag file, every
+ * problem the whole manifest would have with it, and the form that
+ * commits it (every input carried as a hidden field) or goes back to edit
+ * it. A commit refused for its problems shows it again (422).
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import type { Problem } from "../errors.ts";
+import type { Flag } from "../flags/model.ts";
+import { flagPath } from "../services/versions.ts";
+import { changePage, type Status } from "./change_form.tsx";
+import type { ChangeInput } from "./change_input.ts";
+import { FileDiff } from "./diff_view.tsx";
+import type { ConsoleEnv } from "./env.ts";
+import type { NamespaceView } from "../services/versions.ts";
+import { ui } from "./urls.ts";
+import { CsrfField, Notice } from "./widgets.tsx";
+
+/**
+ * The preview's page: the diff, the problems, and the confirm form.
+ *
+ * @param c the route's context
+ * @param view the version the change is made on
+ * @param flag the flag
+ * @param input the person's inputs
+ * @param before the flag file before the change
+ * @param after the flag file after it
+ * @param problems the manifest's problems with the change
+ * @param status the page's status (422 for a refused commit)
+ * @returns the page
+ *
+ * @example
+ * ```ts ignore
+ * return previewPage(c, view, flag, input, before, after, []);
+ * ```
+ */
+export function previewPage(
+  c: Context<ConsoleEnv>,
+  view: NamespaceView,
+  flag: Flag,
+  input: ChangeInput,
+  before: string,
+  after: string,
+  problems: Problem[],
+  status: Status = 200,
+) {
+  return changePage(
+    c,
+    view,
+    flag,
+    input,
+    { title: `Preview: change ${flag.key}`, status },
+    <Preview
+      c={c}
+      view={view}
+      flag={flag}
+      input={input}
+      before={before}
+      after={after}
+      problems={problems}
+    />,
+  );
+}
+
+/**
+ * The preview of a change: its diff, its problems, and the form that
+ * commits it (none while there are problems).
+ *
+ * @param props the route's context, the version, the flag, the inputs, both texts, the problems, the heading's level
+ * @returns the preview's section
+ *
+ * @example
+ * ```tsx ignore
+ * <Preview c={c} view={view} flag={flag} input={input} before={a} after={b} problems={[]} />
+ * ```
+ */
+export function Preview(
+  props: {
+    c: Context<ConsoleEnv>;
+    view: NamespaceView;
+    flag: Flag;
+    input: ChangeInput;
+    before: string;
+    after: string;
+    problems: Problem[];
+    /** Its heading's level: 2 on its own page, 3 inside the conflict page. */
+    level?: 2 | 3;
+  },
+) {
+  const { c, view, flag, input, problems } = props;
+  const Heading = props.level === 3 ? "h3" : "h2";
+  return (
+    <section aria-labelledby="preview-title">
+      <Heading id="preview-title">The version this commits</Heading>
+      <p>
+        On version {view.meta.version} of {view.namespace}, with the message{" "}
+        <q class="wrap">{input.message}</q>:
+      </p>
+      <FileDiff path={flagPath(flag.key)} before={props.before} after={props.after} />
+      {problems.length === 0 ? null : (
+        <Notice kind="error">
+          <p>
+            With this change the manifest is not valid, so it cannot be committed ({problems.length}
+            {" "}
+            problem{problems.length === 1 ? "" : "s"}):
+          </p>
+          <ul>
+            {problems.map((p) => (
+              <li>
+                <code class="wrap">{p.path}</code>
+                {p.line === undefined ? null : `:${p.line}:${p.column ?? 1}`}
+                {p.key === undefined || p.key === "" ? null : (
+                  <>
+                    {" "}
+                    <code class="wrap">{p.key}</code>
+                  </>
+                )}: {p.message}
+              </li>
+            ))}
+          </ul>
+        </Notice>
+      )}
+      <form
+        method="post"
+        action={ui.flagChange(view.tenant, view.namespace, flag.key, input.env, input.kind)}
+      >
+        <CsrfField token={c.get("csrf")} />
+        <HiddenInputs input={input} />
+        <div class="actions">
+          {problems.length === 0
+            ? <button type="submit" name="step" value="commit">Commit version</button>
+            : null}
+          <button type="submit" name="step" value="edit" class="secondary">Edit the change</button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** Every input of a change as hidden fields (the confirm form carries them all). */
+function HiddenInputs(props: { input: ChangeInput }) {
+  const { input } = props;
+  return (
+    <>
+      <input type="hidden" name="base" value={String(input.base)} />
+      <input type="hidden" name="kind" value={input.kind} />
+      {input.env === undefined ? null : <input type="hidden" name="env" value={input.env} />}
+      <input type="hidden" name="message" value={input.message} />
+      {input.enabled === undefined
+        ? null
+        : <input type="hidden" name="enabled" value={input.enabled} />}
+      {input.variation === undefined
+        ? null
+        : <input type="hidden" name="variation" value={input.variation} />}
+      {input.rule === undefined ? null : <input type="hidden" name="rule" value={input.rule} />}
+      {input.weights.map(([v, w]) => <input type="hidden" name={`weight.${v}`} value={w} />)}
+    </>
+  );
+}
