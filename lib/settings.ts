@@ -70,6 +70,19 @@ export interface ServiceSettings {
    * file-descriptor limit minus {@linkcode DESCRIPTOR_RESERVE}.
    */
   maxConnections: number;
+  /**
+   * The delay before a failed webhook delivery's first retry, ms (default
+   * 5 s); the later retries wait 6, 24, 120, 720 and 4320 times it (30 s,
+   * 2 min, 10 min, 1 h, 6 h), then the delivery is `failed`
+   * (docs/webhooks.md).
+   */
+  webhookRetryBaseMs: number;
+  /**
+   * Let webhooks deliver to loopback, private, link-local and other
+   * non-public addresses (`serve --webhook-allow-private`; default false:
+   * refused at creation and at each delivery, docs/webhooks.md).
+   */
+  webhookAllowPrivate: boolean;
 }
 
 /** Descriptors kept free for the store, logs and files when `maxConnections` is 0. */
@@ -98,6 +111,8 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = Object.freeze({
   keepAliveTimeoutMs: 30_000,
   requestTimeoutMs: 60_000,
   maxConnections: 0,
+  webhookRetryBaseMs: 5_000,
+  webhookAllowPrivate: false,
 });
 
 /**
@@ -106,14 +121,14 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = Object.freeze({
  * @example
  * ```ts
  * import { resolveSettings } from "./settings.ts";
- * const s = resolveSettings({ deltaFileLimit: 4 });
- * if (s.deltaFileLimit !== 4 || s.headPollMs !== 250) throw new Error();
+ * const s = resolveSettings({ deltaFileLimit: 4, webhookAllowPrivate: true });
+ * if (s.deltaFileLimit !== 4 || s.headPollMs !== 250 || !s.webhookAllowPrivate) throw new Error();
  * ```
  */
 export function resolveSettings(partial: Partial<ServiceSettings> = {}): ServiceSettings {
   const out = { ...DEFAULT_SETTINGS };
   for (const [k, v] of Object.entries(partial)) {
-    if (v !== undefined) (out as Record<string, number>)[k] = v as number;
+    if (v !== undefined) (out as Record<string, unknown>)[k] = v;
   }
   return out;
 }

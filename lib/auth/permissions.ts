@@ -25,6 +25,12 @@
  * | `evaluate.public` | `namespace-client` for its bound triple while `public_evaluate = true` (and everyone with `evaluate`) |
  * | `audit.read` | superadmin; tenant admin (human or token) for its tenant; an admitted person |
  * | `user.list` | superadmin; tenant admin (human or token) for its tenant |
+ * | `namespace.protect` (set protected environments) | superadmin; human tenant admin; human namespace admin |
+ * | `change.read` (list and read change requests) | as `namespace.read` |
+ * | `change.propose` (open, update, comment, withdraw one's own) | superadmin; tenant admin; namespace admin; namespace-write token; an admitted person |
+ * | `change.review` (approve, reject) | superadmin; human tenant admin; human namespace admin (the service also requires a person, never the author) |
+ * | `change.apply` (apply or schedule anyone's approved request) | superadmin; tenant admin (human or token); namespace admin |
+ * | `webhook.manage` (create, list, test, delete webhooks, read deliveries) | superadmin; tenant admin (human or token) |
  *
  * "Superadmin" is a superadmin token, or an operator's console session
  * (a one-time link made on the server host, `cfgtool admin console-link`),
@@ -65,7 +71,13 @@ export type Action =
   | "evaluate"
   | "evaluate.public"
   | "audit.read"
-  | "user.list";
+  | "user.list"
+  | "namespace.protect"
+  | "change.read"
+  | "change.propose"
+  | "change.review"
+  | "change.apply"
+  | "webhook.manage";
 
 /** Actions on an existing token. */
 export type TokenAction = "token.read" | "token.rotate" | "token.revoke";
@@ -110,6 +122,12 @@ const PHRASES: Record<Action, string> = {
   "evaluate.public": "evaluate flags",
   "audit.read": "read the audit log",
   "user.list": "list users",
+  "namespace.protect": "change the namespace's protected environments",
+  "change.read": "read change requests",
+  "change.propose": "propose changes",
+  "change.review": "approve or reject change requests",
+  "change.apply": "apply change requests",
+  "webhook.manage": "manage the tenant's webhooks",
 };
 
 const refuse = (message: string, details?: Record<string, unknown>) =>
@@ -213,10 +231,22 @@ const ALLOWED: Record<Exclude<Action, "evaluate.public" | "tenant.list">, readon
   "evaluate": NS_READERS,
   "audit.read": [...TENANT_ADMINS, "member"],
   "user.list": TENANT_ADMINS,
+  // Protection decides who must agree before a change lands: people only.
+  "namespace.protect": ["ns-admin", "tenant-human", "super"],
+  "change.read": NS_READERS,
+  "change.propose": ["member", "write", "ns-admin", "tenant-token", "tenant-human", "super"],
+  "change.review": ["ns-admin", "tenant-human", "super"],
+  "change.apply": ["ns-admin", "tenant-token", "tenant-human", "super"],
+  "webhook.manage": TENANT_ADMINS,
 };
 
 /** Actions whose target must name a namespace. */
 const NEEDS_NAMESPACE: ReadonlySet<Action> = new Set([
+  "namespace.protect",
+  "change.read",
+  "change.propose",
+  "change.review",
+  "change.apply",
   "namespace.read",
   "namespace.delete",
   "namespace.admins",

@@ -5,16 +5,9 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
+import { durationMsOf, formatDuration, instantOf } from "../protocol/time_text.ts";
 
-const UNIT_MS: Readonly<Record<string, number>> = {
-  s: 1000,
-  m: 60 * 1000,
-  h: 60 * 60 * 1000,
-  d: 24 * 60 * 60 * 1000,
-  w: 7 * 24 * 60 * 60 * 1000,
-};
-
-const DURATION_RE = /^([1-9][0-9]{0,8})([smhdw])$/;
+export { formatDuration };
 
 /**
  * Parses a duration such as `30d`, `12h`, `90m`, `45s` or `2w` into
@@ -33,36 +26,14 @@ const DURATION_RE = /^([1-9][0-9]{0,8})([smhdw])$/;
  * ```
  */
 export function parseDuration(text: string, option = "duration"): number {
-  const m = DURATION_RE.exec(text.trim());
-  if (m === null) {
+  const ms = durationMsOf(text);
+  if (ms === null) {
     throw new UsageError(
       `${option} must be a positive whole number followed by s, m, h, d or w ` +
         `(30d, 12h, 90m), not ${JSON.stringify(text)}`,
     );
   }
-  return Number(m[1]) * UNIT_MS[m[2]!]!;
-}
-
-/**
- * Formats milliseconds as the largest whole unit that divides them exactly
- * (`2592000000` → `30d`), falling back to whole seconds.
- *
- * @param ms a duration in milliseconds
- * @returns a short text such as `30d`, `12h` or `90m`
- *
- * @example
- * ```ts
- * import { formatDuration } from "./duration.ts";
- * if (formatDuration(90 * 60 * 1000) !== "90m") throw new Error();
- * if (formatDuration(2 * 86400 * 1000) !== "2d") throw new Error();
- * ```
- */
-export function formatDuration(ms: number): string {
-  for (const unit of ["d", "h", "m"] as const) {
-    const size = UNIT_MS[unit]!;
-    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${Math.round(ms / 1000)}s`;
+  return ms;
 }
 
 /**
@@ -82,9 +53,8 @@ export function formatDuration(ms: number): string {
  * ```
  */
 export function parseTimestamp(text: string, option = "timestamp"): Date {
-  const ok = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(text);
-  const date = new Date(text);
-  if (!ok || Number.isNaN(date.getTime())) {
+  const date = instantOf(text);
+  if (date === null) {
     throw new UsageError(
       `${option} must be an RFC 3339 timestamp such as 2030-01-31T00:00:00Z, not ${
         JSON.stringify(text)

@@ -17,12 +17,14 @@ import {
   withRemoteOptions,
 } from "./remote_options.ts";
 import * as scoped from "./scope_commands.ts";
+import { registerProtectCommand } from "./change.ts";
 
 const EXAMPLES = "\nExamples:\n" +
   '  cfgtool namespace create checkout --tenant acme --description "Checkout service"\n' +
   "  cfgtool namespace list --tenant acme\n" +
   "  cfgtool namespace versions --tenant acme --namespace checkout\n" +
   "  cfgtool namespace rollback --tenant acme --namespace checkout --version 3\n" +
+  "  cfgtool namespace protect checkout --tenant acme --env production --approvals 1\n" +
   "  cfgtool namespace admin add usr_01J0… --tenant acme --namespace checkout\n";
 
 /**
@@ -135,5 +137,6 @@ export function registerNamespaceCommands(program: Command): void {
       );
     });
 
+  registerProtectCommand(ns);
   scoped.registerAdminCommands(ns, "namespace");
 }

@@ -17,6 +17,8 @@ import { registerServeCommand } from "./serve.ts";
 import { registerFlagsCommands } from "./flags.ts";
 import { registerRemoteCommands } from "./remote.ts";
 import { registerAuditCommands } from "./audit.ts";
+import { registerWebhookCommands } from "./webhook.ts";
+import { registerChangeCommands } from "./change.ts";
 import { registerLoginCommands } from "./login.ts";
 import { registerWatchCommand } from "./watch.ts";
 import { registerCompletionsCommand } from "./completions.ts";
@@ -53,6 +55,8 @@ export function buildProgram(): Command {
   registerFlagsCommands(program);
   registerRemoteCommands(program);
   registerAuditCommands(program);
+  registerWebhookCommands(program);
+  registerChangeCommands(program);
   registerLoginCommands(program);
   registerWatchCommand(program);
   registerCompletionsCommand(program);

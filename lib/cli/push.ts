@@ -7,7 +7,7 @@
  * @module
  */
 import type { Command } from "commander";
-import { ProblemsError } from "../errors.ts";
+import { ProblemsError, UsageError } from "../errors.ts";
 import { problemsFromCwd } from "./problem_output.ts";
 import { parseWholeNumber, printJson, resolveRemote, withRemoteOptions } from "./remote_options.ts";
 
@@ -42,12 +42,21 @@ export function registerPushCommand(program: Command): void {
       "--if-match <version>",
       "upload only if the current version is still this one (else exit 1, 412)",
     )
-    .option("--json", "print {changed, version, closure_hash, created_at} as JSON")
+    .option(
+      "--propose",
+      "open a change request with these files instead of committing them (for review; " +
+        "protected environments need it); prints the request",
+    )
+    .option(
+      "--json",
+      "print {changed, version, closure_hash, created_at} (with --propose: {change_request}) as JSON",
+    )
     .addHelpText(
       "after",
       "\nExamples:\n" +
         '  cfgtool push ./flags --tenant acme --namespace checkout --message "enable beta"\n' +
-        "  cfgtool push ./flags --tenant acme --namespace checkout --if-match 7\n",
+        "  cfgtool push ./flags --tenant acme --namespace checkout --if-match 7\n" +
+        '  cfgtool push ./flags --tenant acme --namespace checkout --propose --message "50% in prod"\n',
     )
     .action(async (dir, opts) => {
       // lazy: the manifest reader and validator (TOML, re2js, semver) load only when push runs
@@ -72,7 +81,27 @@ export function registerPushCommand(program: Command): void {
       }
       // lazy: the HTTP client loads only when there is something to send
       const { ServiceClient } = await import("../client/api.ts");
-      const res = await new ServiceClient(remote).putManifest(
+      const client = new ServiceClient(remote);
+      if (opts.propose) {
+        if (opts.message === undefined) {
+          throw new UsageError("--propose needs --message: say what the change does and why");
+        }
+        const request = await client.openChangeRequest(opts.tenant, opts.namespace, scan.files, {
+          message: opts.message,
+          ...(ifMatch === undefined ? {} : { baseVersion: ifMatch }),
+        });
+        if (opts.json) return printJson({ change_request: request });
+        console.log(
+          `change request ${request.id} (${request.status}): ${request.changed_paths.length} ` +
+            `file${request.changed_paths.length === 1 ? "" : "s"}, affects ${
+              request.impact.length === 0 ? "no environment" : request.impact.join(", ")
+            }, needs ${request.required_approvals} approval${
+              request.required_approvals === 1 ? "" : "s"
+            }`,
+        );
+        return;
+      }
+      const res = await client.putManifest(
         opts.tenant,
         opts.namespace,
         scan.files,

@@ -120,6 +120,11 @@ export function registerServeCommand(program: Command): void {
     "delete audit entries, and expired or revoked token records, older than this " +
       `(30d, 12w; default ${formatDuration(DEFAULT_SETTINGS.auditRetentionMs)})`,
   );
+  cmd.option(
+    "--webhook-allow-private",
+    "let webhooks deliver to loopback, private, link-local and other non-public addresses " +
+      "(refused by default, at creation and at each delivery)",
+  );
   for (const [flag, key, help] of SETTING_FLAGS) {
     const fallback = key === "maxConnections"
       ? `the file descriptor limit minus ${DESCRIPTOR_RESERVE}`
@@ -238,6 +243,13 @@ Audit retention: --audit-retention (default 400d) deletes audit entries, and
 expired or revoked token records, older than it, in batches, every
 --prune-interval-ms.
 
+Webhooks: a tenant's webhooks deliver only to public addresses: a URL whose host
+is, or resolves to, a loopback, private, link-local, CGNAT, multicast or cloud
+metadata address is refused when the webhook is made and again at each delivery.
+--webhook-allow-private lifts that (a receiver on this host or your network).
+A failed delivery is retried after --webhook-retry-base-ms (5 s), then 6, 24,
+120, 720 and 4320 times it (30 s … 6 h). See docs/webhooks.md.
+
 Metrics: GET /metrics answers loopback clients; with --metrics-token (better:
 CFGTOOL_METRICS_TOKEN or the config file, which ps does not show) also any client
 that sends Authorization: Bearer <token>. The token is never logged.
@@ -285,7 +297,8 @@ function given(cmd: ServeCommand, attribute: string, configFile?: string): Given
   const option = cmd.options.find((o) => o.attributeName() === attribute);
   const flag = option?.long ?? `--${attribute}`;
   const raw = cmd.opts()[attribute];
-  const value = typeof raw === "string" ? raw : undefined;
+  // a switch (--webhook-allow-private) reads as "true" when given
+  const value = typeof raw === "string" ? raw : raw === true ? "true" : undefined;
   switch (cmd.getOptionValueSource(attribute)) {
     case "config":
       return { value, label: `${flag.slice(2)} in ${configFile}` };

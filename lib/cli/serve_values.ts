@@ -27,8 +27,17 @@ export interface GivenValue {
 /** Looks up an option's value by its attribute name (`headPollMs`). */
 export type GivenValues = (attribute: string) => GivenValue;
 
+/** The settings that are numbers (every tunable but the switches). */
+export type NumericSetting = {
+  [K in keyof ServiceSettings]: ServiceSettings[K] extends number ? K : never;
+}[keyof ServiceSettings];
+
 /** `serve`'s tunables: the flag, the setting it sets, and its help (lib/settings.ts). */
-export const SETTING_FLAGS: readonly [flag: string, key: keyof ServiceSettings, help: string][] = [
+export const SETTING_FLAGS: readonly [
+  flag: string,
+  key: NumericSetting,
+  help: string,
+][] = [
   ["--head-poll-ms", "headPollMs", "interval of the per-process head poller, ms"],
   ["--inline-event-limit", "inlineEventLimitBytes", "largest inline version event, bytes"],
   ["--delta-file-limit", "deltaFileLimit", "deltas with more file entries go as snapshots"],
@@ -97,6 +106,12 @@ export const SETTING_FLAGS: readonly [flag: string, key: keyof ServiceSettings, 
     "--client-rate-limit",
     "clientRateLimitPerMinute",
     "namespace-client evaluations per minute per (tenant, namespace, environment, Origin)",
+  ],
+  [
+    "--webhook-retry-base-ms",
+    "webhookRetryBaseMs",
+    "a failed webhook delivery is retried after this long, then 6, 24, 120, 720 and 4320 " +
+    "times it, ms",
   ],
 ];
 
@@ -206,6 +221,7 @@ export function readServeValues(given: GivenValues): ServeValues {
       );
     }
   }
+  if (given("webhookAllowPrivate").value === "true") settings.webhookAllowPrivate = true;
   const publicUrl = nonEmpty(given("publicUrl"));
   const smtpUrl = nonEmpty(given("smtpUrl"));
   const tokenKeyFile = given("tokenKeyFile").value || undefined;

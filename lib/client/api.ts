@@ -1,7 +1,8 @@
 /**
  * A small typed HTTP client for the control plane of a cfgtool service
  * (`/api/v1`, docs/api.md): tenants, their login policies, namespaces and
- * their admins, manifests, versions, rollback, service tokens and audit.
+ * their admins, manifests, versions, rollback, service tokens, audit and
+ * webhooks.
  * Every request carries `Authorization: Bearer <token>`. A non-2xx answer
  * becomes a {@linkcode CfgtoolError} with the envelope's `code`, status and
  * `details` (the typed subclasses of lib/errors.ts where one fits; an
@@ -17,7 +18,22 @@
 import { trimTrailing } from "../ascii.ts";
 import { UsageError } from "../errors.ts";
 import { ifMatchHeader, parseVersionEtag } from "../protocol/etag.ts";
+import type {
+  ApplyResult,
+  ChangeCommentInfo,
+  ChangeRequestDetails,
+  ChangeRequestInfo,
+  ChangeStatus,
+  ProtectionInfo,
+  RolloutInput,
+} from "../protocol/changes.ts";
 import type { LoginPolicy, LoginPolicyRecord } from "../protocol/login_policy.ts";
+import type {
+  CreateWebhookInput,
+  IssuedWebhook,
+  WebhookDeliveryInfo,
+  WebhookInfo,
+} from "../protocol/webhooks.ts";
 import type {
   AuditQuery,
   CreateNamespaceInput,
@@ -54,6 +70,8 @@ import { p, recordedRequestId, type RequestOptions, Transport } from "./_transpo
 export type * from "../protocol/requests.ts";
 export type * from "../protocol/responses.ts";
 export type * from "../protocol/login_policy.ts";
+export type * from "../protocol/webhooks.ts";
+export type * from "../protocol/changes.ts";
 
 /** Options of {@linkcode ServiceClient}. */
 export interface ServiceClientOptions {
@@ -420,6 +438,166 @@ export class ServiceClient {
       await this.#http.json("GET", "/audit", { query: { ...query } }),
       "entries",
     );
+  }
+
+  // --- webhooks ------------------------------------------------------------
+
+  /**
+   * `POST /tenants/{t}/webhooks`: a webhook and its signing secret
+   * (`whsec_…`), shown this once (tenant admins and superadmins).
+   */
+  async createWebhook(tenant: string, input: CreateWebhookInput): Promise<IssuedWebhook> {
+    const body = asObject(
+      await this.#http.json("POST", p`/tenants/${tenant}/webhooks`, { json: input }),
+    );
+    if (typeof body.secret !== "string" || !isObject(body.webhook)) {
+      throw unexpected("expected {webhook, secret}");
+    }
+    return { webhook: body.webhook as unknown as WebhookInfo, secret: body.secret };
+  }
+
+  /** `GET /tenants/{t}/webhooks`: the tenant's webhooks, never their secrets. */
+  async listWebhooks(tenant: string): Promise<WebhookInfo[]> {
+    const body = await this.#http.json("GET", p`/tenants/${tenant}/webhooks`);
+    return pageOf<WebhookInfo>(body, "webhooks").items;
+  }
+
+  /** `GET /tenants/{t}/webhooks/{id}`. */
+  async getWebhook(tenant: string, id: string): Promise<WebhookInfo> {
+    const body = await this.#http.json("GET", p`/tenants/${tenant}/webhooks/${id}`);
+    return itemOf<WebhookInfo>(body, "webhook");
+  }
+
+  /** `DELETE /tenants/{t}/webhooks/{id}`: the webhook and its deliveries; returns the webhook. */
+  async deleteWebhook(tenant: string, id: string): Promise<WebhookInfo> {
+    const body = await this.#http.json("DELETE", p`/tenants/${tenant}/webhooks/${id}`);
+    return itemOf<WebhookInfo>(body, "webhook");
+  }
+
+  /** `POST /tenants/{t}/webhooks/{id}/test`: sends a `webhook.test` event now; the delivery. */
+  async testWebhook(tenant: string, id: string): Promise<WebhookDeliveryInfo> {
+    const body = await this.#http.json("POST", p`/tenants/${tenant}/webhooks/${id}/test`);
+    return itemOf<WebhookDeliveryInfo>(body, "delivery");
+  }
+
+  /** `GET /tenants/{t}/webhooks/{id}/deliveries`: the newest 100, newest first. */
+  async listWebhookDeliveries(tenant: string, id: string): Promise<WebhookDeliveryInfo[]> {
+    const body = await this.#http.json("GET", p`/tenants/${tenant}/webhooks/${id}/deliveries`);
+    return pageOf<WebhookDeliveryInfo>(body, "deliveries").items;
+  }
+
+  // --- protection and change requests -------------------------------------
+
+  /** `GET …/protection`: the namespace's protected environments. */
+  async getProtection(tenant: string, namespace: string): Promise<ProtectionInfo> {
+    const path = p`/tenants/${tenant}/namespaces/${namespace}/protection`;
+    return asObject(await this.#http.json("GET", path)) as unknown as ProtectionInfo;
+  }
+
+  /** `PUT …/protection`: the whole set (an environment left out is unprotected). */
+  async setProtection(
+    tenant: string,
+    namespace: string,
+    environments: ProtectionInfo["environments"],
+  ): Promise<ProtectionInfo> {
+    const path = p`/tenants/${tenant}/namespaces/${namespace}/protection`;
+    const body = await this.#http.json("PUT", path, { json: { environments } });
+    return asObject(body) as unknown as ProtectionInfo;
+  }
+
+  /** `POST …/change-requests`: proposes a whole file set for review. */
+  async openChangeRequest(
+    tenant: string,
+    namespace: string,
+    files: UploadFiles,
+    options: { message: string; baseVersion?: number },
+  ): Promise<ChangeRequestInfo> {
+    const json: Record<string, unknown> = { files: filesAsText(files), message: options.message };
+    if (options.baseVersion !== undefined) json.base_version = options.baseVersion;
+    return itemOf<ChangeRequestInfo>(
+      await this.#http.json("POST", this.#changes(tenant, namespace), { json }),
+      "change_request",
+    );
+  }
+
+  /** `POST …/rollouts`: opens a progressive rollout (a change request). */
+  async openRollout(
+    tenant: string,
+    namespace: string,
+    input: RolloutInput,
+  ): Promise<ChangeRequestInfo> {
+    return itemOf<ChangeRequestInfo>(
+      await this.#http.json("POST", p`/tenants/${tenant}/namespaces/${namespace}/rollouts`, {
+        json: input,
+      }),
+      "change_request",
+    );
+  }
+
+  /** `GET …/change-requests`: newest first, optionally of some statuses. */
+  async listChangeRequests(
+    tenant: string,
+    namespace: string,
+    query: { status?: readonly ChangeStatus[]; limit?: number; after?: string } = {},
+  ): Promise<Page<ChangeRequestInfo>> {
+    const body = await this.#http.json("GET", this.#changes(tenant, namespace), {
+      query: {
+        status: query.status?.join(","),
+        limit: query.limit,
+        after: query.after,
+      },
+    });
+    return pageOf<ChangeRequestInfo>(body, "change_requests");
+  }
+
+  /** `GET …/change-requests/{id}`: the request, its comments, its diff and what the caller may do. */
+  async getChangeRequest(
+    tenant: string,
+    namespace: string,
+    id: string,
+  ): Promise<ChangeRequestDetails> {
+    const path = `${this.#changes(tenant, namespace)}${p`/${id}`}`;
+    return asObject(await this.#http.json("GET", path)) as unknown as ChangeRequestDetails;
+  }
+
+  /**
+   * `POST …/change-requests/{id}/<step>` (approve, reject, withdraw, apply),
+   * or `DELETE …/schedule` (`cancel-schedule`): the request after the step
+   * (and, for apply, the version committed: null when scheduled).
+   */
+  async changeRequestStep(
+    tenant: string,
+    namespace: string,
+    id: string,
+    step: "approve" | "reject" | "withdraw" | "apply" | "cancel-schedule",
+    body: { comment?: string; at?: string; revision?: number } = {},
+  ): Promise<ApplyResult> {
+    const base = `${this.#changes(tenant, namespace)}${p`/${id}`}`;
+    const res = step === "cancel-schedule"
+      ? await this.#http.json("DELETE", `${base}/schedule`)
+      : await this.#http.json("POST", `${base}/${step}`, { json: body });
+    const obj = asObject(res);
+    const change_request = itemOf<ChangeRequestInfo>(obj, "change_request");
+    const version = typeof obj.version === "number" ? obj.version : null;
+    return { version, change_request };
+  }
+
+  /** `POST …/change-requests/{id}/comments`. */
+  async commentOnChangeRequest(
+    tenant: string,
+    namespace: string,
+    id: string,
+    text: string,
+  ): Promise<ChangeCommentInfo> {
+    const path = `${this.#changes(tenant, namespace)}${p`/${id}`}/comments`;
+    return itemOf<ChangeCommentInfo>(
+      await this.#http.json("POST", path, { json: { text } }),
+      "comment",
+    );
+  }
+
+  #changes(tenant: string, namespace: string): string {
+    return p`/tenants/${tenant}/namespaces/${namespace}/change-requests`;
   }
 
   // --- plumbing ------------------------------------------------------------

@@ -56,7 +56,9 @@ import { ui } from "./urls.ts";
  * The quick-change routes, mounted at `/ui/t/:tenant/ns/:ns`:
  * `GET /flags/:flag/change?env=&kind=` (the form, or a choice of changes
  * without `kind`) and `POST` to the same address with `step=preview`,
- * `step=commit` or `step=edit` (back to the form, inputs kept).
+ * `step=commit`, `step=propose` (a change request instead of a version,
+ * offered when the change affects a protected environment) or `step=edit`
+ * (back to the form, inputs kept).
  *
  * @param deps the app dependencies
  * @param views the parsed-manifest cache
@@ -104,15 +106,20 @@ export function changeRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
         read: (view) => {
           const asked = input = inputOf(c, view, base);
           if (step === "edit") return null;
-          if (step !== "preview" && step !== "commit") {
-            throw new InvalidRequestError("step must be preview, commit or edit");
+          if (step !== "preview" && step !== "commit" && step !== "propose") {
+            throw new InvalidRequestError("step must be preview, commit, propose or edit");
           }
-          return { environment: asked.env, message: asked.message, change: () => changeOf(asked) };
+          return {
+            environment: asked.env,
+            message: asked.message,
+            propose: step === "propose",
+            change: () => changeOf(asked),
+          };
         },
       };
     };
     const person = c.get("person");
-    const outcome = step === "commit"
+    const outcome = step === "commit" || step === "propose"
       ? await commitFlagChange(viewDeps, person, namespaceRef(c), request, consoleRequest(c))
       : await previewFlagChange(viewDeps, person, namespaceRef(c), request);
     return await outcomePage(c, outcome, input!);
@@ -144,8 +151,27 @@ export function changeRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
           outcome.problems,
           outcome.kind === "invalid" ? 422 : 200,
         );
+      case "approval_required": // a protected environment: the preview again, to propose it
+        return await previewPage(
+          c,
+          view,
+          flag,
+          input,
+          outcome.before,
+          outcome.after,
+          [],
+          409,
+          { environments: outcome.environments, required: outcome.required },
+        );
       case "conflict":
         return await conflictPage(c, outcome, await withAuthors(c, outcome.theirs), input);
+      case "proposed":
+        return c.redirect(
+          ui.changeRequest(view.tenant, view.namespace, outcome.change_request.id, {
+            done: "opened",
+          }),
+          303,
+        );
       case "committed":
         return c.redirect(ui.version(view.tenant, view.namespace, outcome.version.version), 303);
     }

@@ -2,7 +2,10 @@
  * The preview of a quick change: the line diff of the flag file, every
  * problem the whole manifest would have with it, and the form that
  * commits it (every input carried as a hidden field) or goes back to edit
- * it. A commit refused for its problems shows it again (422).
+ * it. A commit refused for its problems shows it again (422); one refused
+ * because the change affects a protected environment shows it again (409)
+ * naming the environments and the approvals they need, with the button
+ * that proposes it for review instead (a change request).
  *
  * @module
  */
@@ -18,6 +21,12 @@ import type { NamespaceView } from "../services/versions.ts";
 import { ui } from "./urls.ts";
 import { CsrfField, Notice } from "./widgets.tsx";
 
+/** Why a change must be reviewed: the protected environments it affects, and the approvals needed. */
+export interface NeedsApproval {
+  environments: string[];
+  required: number;
+}
+
 /**
  * The preview's page: the diff, the problems, and the confirm form.
  *
@@ -28,7 +37,8 @@ import { CsrfField, Notice } from "./widgets.tsx";
  * @param before the flag file before the change
  * @param after the flag file after it
  * @param problems the manifest's problems with the change
- * @param status the page's status (422 for a refused commit)
+ * @param status the page's status (422 for a refused commit, 409 for one that needs approval)
+ * @param approval why the commit was refused for a protected environment, if it was
  * @returns the page
  *
  * @example
@@ -45,6 +55,7 @@ export function previewPage(
   after: string,
   problems: Problem[],
   status: Status = 200,
+  approval?: NeedsApproval,
 ) {
   return changePage(
     c,
@@ -60,15 +71,17 @@ export function previewPage(
       before={before}
       after={after}
       problems={problems}
+      approval={approval}
     />,
   );
 }
 
 /**
  * The preview of a change: its diff, its problems, and the form that
- * commits it (none while there are problems).
+ * commits it (none while there are problems), or, when it needs approval,
+ * proposes it for review.
  *
- * @param props the route's context, the version, the flag, the inputs, both texts, the problems, the heading's level
+ * @param props the route's context, the version, the flag, the inputs, both texts, the problems, why it needs approval, the heading's level
  * @returns the preview's section
  *
  * @example
@@ -85,11 +98,13 @@ export function Preview(
     before: string;
     after: string;
     problems: Problem[];
+    /** Set when the commit was refused: the change affects protected environments. */
+    approval?: NeedsApproval | undefined;
     /** Its heading's level: 2 on its own page, 3 inside the conflict page. */
     level?: 2 | 3;
   },
 ) {
-  const { c, view, flag, input, problems } = props;
+  const { c, view, flag, input, problems, approval } = props;
   const Heading = props.level === 3 ? "h3" : "h2";
   return (
     <section aria-labelledby="preview-title">
@@ -99,6 +114,19 @@ export function Preview(
         <q class="wrap">{input.message}</q>:
       </p>
       <FileDiff path={flagPath(flag.key)} before={props.before} after={props.after} />
+      {approval === undefined ? null : (
+        <Notice kind="error">
+          <p id="approval-needed">
+            Not committed: this change affects the protected environment
+            {approval.environments.length === 1 ? "" : "s"}{" "}
+            <strong>{approval.environments.join(", ")}</strong>, so it needs {approval.required}
+            {" "}
+            approval{approval.required === 1 ? "" : "s"}{" "}
+            before it lands. Propose it for review: a change request is opened with this change and
+            your message, and once approved, you or an admin apply it.
+          </p>
+        </Notice>
+      )}
       {problems.length === 0 ? null : (
         <Notice kind="error">
           <p>
@@ -129,9 +157,20 @@ export function Preview(
         <CsrfField token={c.get("csrf")} />
         <HiddenInputs input={input} />
         <div class="actions">
-          {problems.length === 0
+          {problems.length > 0
+            ? null
+            : approval === undefined
             ? <button type="submit" name="step" value="commit">Commit version</button>
-            : null}
+            : (
+              <button
+                type="submit"
+                name="step"
+                value="propose"
+                aria-describedby="approval-needed"
+              >
+                Propose for review
+              </button>
+            )}
           <button type="submit" name="step" value="edit" class="secondary">Edit the change</button>
         </div>
       </form>

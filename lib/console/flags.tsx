@@ -1,7 +1,8 @@
 /**
  * The flags of one environment: key, type, whether the environment serves
  * it, the variation it serves when no rule matches, whether rules or
- * rollouts apply, and the version that last changed it; filtered and
+ * rollouts apply, the version that last changed it, and a link to the
+ * change request pending for it (lib/services/change_lists.ts); filtered and
  * searched on the server (a plain GET form, so it works without
  * JavaScript), and redrawn when a new version lands (the page follows its
  * namespace's event stream; htmx swaps the table in).
@@ -23,6 +24,7 @@ import {
   redrawOnVersion,
 } from "./layout.tsx";
 import type { ManifestViews, NamespaceView } from "../services/versions.ts";
+import { pendingFlagChanges } from "../services/change_lists.ts";
 import { namespaceRef } from "./route_refs.ts";
 import { ui } from "./urls.ts";
 import { DataTable, EnvironmentNav } from "./widgets.tsx";
@@ -122,8 +124,13 @@ export function flagListRoutes(deps: AppDeps, views: ManifestViews): Hono<Consol
         </p>,
       );
     }
-    const changed = await view.lastChanges();
-    const table = <FlagTable view={view} env={env} q={q} state={state} changed={changed} />;
+    const [changed, pending] = await Promise.all([
+      view.lastChanges(),
+      pendingFlagChanges(deps, c.get("person"), namespaceRef(c)),
+    ]);
+    const table = (
+      <FlagTable view={view} env={env} q={q} state={state} changed={changed} pending={pending} />
+    );
     if (isFragmentRequest(c)) return consoleFragment(c, table);
     const { tenant, namespace } = view;
     return consolePage(
@@ -147,6 +154,7 @@ export function flagListRoutes(deps: AppDeps, views: ManifestViews): Hono<Consol
               ? []
               : [<a href={ui.playground(tenant, namespace, env)}>Evaluation playground</a>]),
             <a href={ui.versions(tenant, namespace)}>Versions</a>,
+            <a href={ui.changes(tenant, namespace)}>Changes</a>,
           ]}
         />
         <GetForm
@@ -200,9 +208,11 @@ function FlagTable(
     q: string;
     state: FlagState;
     changed: Map<string, number>;
+    /** Flag key → the ids of its pending change requests, newest first. */
+    pending: Map<string, string[]>;
   },
 ) {
-  const { view, env, q, state, changed } = props;
+  const { view, env, q, state, changed, pending } = props;
   const { tenant, namespace } = view;
   const all = Object.values(view.manifest.flags);
   const listed = all.filter((f) => flagListed(f, env, q, state));
@@ -229,6 +239,12 @@ function FlagTable(
                   <a href={ui.flag(tenant, namespace, flag.key, env || undefined)}>
                     {flag.key}
                   </a>
+                  <PendingBadge
+                    tenant={tenant}
+                    namespace={namespace}
+                    flag={flag.key}
+                    ids={pending.get(flag.key)}
+                  />
                 </td>
                 <td class="hide-narrow">{flag.type}</td>
                 <td>
@@ -258,5 +274,37 @@ function FlagTable(
         </DataTable>
       )}
     </div>
+  );
+}
+
+/** A link to the pending change request of a flag (to the Changes page filtered, for several). */
+function PendingBadge(
+  props: { tenant: string; namespace: string; flag: string; ids: string[] | undefined },
+) {
+  const { tenant, namespace, ids } = props;
+  if (ids === undefined || ids.length === 0) return null;
+  return (
+    <>
+      {" "}
+      {ids.length === 1
+        ? (
+          <a
+            class="badge warn"
+            href={ui.changeRequest(tenant, namespace, ids[0]!)}
+            aria-label={`change pending for ${props.flag}`}
+          >
+            change pending
+          </a>
+        )
+        : (
+          <a
+            class="badge warn"
+            href={ui.changes(tenant, namespace, { status: "pending", flag: props.flag })}
+            aria-label={`${ids.length} changes pending for ${props.flag}`}
+          >
+            {ids.length} changes pending
+          </a>
+        )}
+    </>
   );
 }

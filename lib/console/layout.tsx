@@ -28,7 +28,7 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 });
 
 /** The console's sections of a tenant, in header order. */
-export type Section = "namespaces" | "tokens" | "people" | "audit" | "tenants";
+export type Section = "namespaces" | "tokens" | "people" | "audit" | "webhooks" | "tenants";
 
 /** One breadcrumb: a label and, except for the last, a link. */
 export interface Crumb {
@@ -142,6 +142,7 @@ function Frame(
       ["tokens", "Tokens", ui.tokens(props.tenant)],
       ["people", "People", ui.people(props.tenant)],
       ["audit", "Audit log", ui.audit(props.tenant)],
+      ["webhooks", "Webhooks", `${ui.tenant(props.tenant)}/webhooks`],
     );
   }
   return (

@@ -5,7 +5,10 @@
  * lib/services/manifests.ts, as `POST …/rollback` of the API does), then
  * shows it. The service refuses who may not change the manifest before the
  * form is looked at; a form with problems shows the version's page again
- * with them (400, the inputs kept).
+ * with them (400, the inputs kept). A rollback that affects a protected
+ * environment is refused (409): the page says so and offers to propose it
+ * for review (`step=propose`), which opens a change request with the
+ * version's files instead, and shows it.
  *
  * @module
  */
@@ -13,6 +16,7 @@ import { Hono } from "hono";
 import type { AppDeps } from "../http/deps.ts";
 import { InvalidRequestError } from "../errors.ts";
 import { rollbackManifest } from "../services/manifests.ts";
+import { ApprovalRequiredError } from "../services/protection.ts";
 import type { ConsoleEnv } from "./env.ts";
 import { type RollbackInput, rollbackInput } from "./rollback_form.tsx";
 import { consoleRequest, namespaceRef, versionParam } from "./route_refs.ts";
@@ -45,16 +49,37 @@ export function rollbackRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     const ref = namespaceRef(c);
     const v = versionParam(c.req.param("v"));
     let result;
+    let input: RollbackInput | undefined;
+    // the button says whether the post commits or proposes; the rest of the form is read only
+    // once the person may do that: a forged post learns nothing
+    const intent = c.get("form").get("step") === "propose" ? "propose" : "commit";
     try {
-      // the form is read only once the person may change the manifest: a forged post learns nothing
-      result = await rollbackManifest(deps, c.get("person"), ref, () => {
-        const input = rollbackInput(c.get("form"), v);
-        if (input.problems.length > 0) throw new RollbackRefused(input);
-        return { version: v, message: input.message.trim() };
-      }, consoleRequest(c));
+      result = await rollbackManifest(
+        deps,
+        c.get("person"),
+        ref,
+        () => {
+          input = rollbackInput(c.get("form"), v);
+          if (input.problems.length > 0) throw new RollbackRefused(input);
+          return { version: v, message: input.message.trim() };
+        },
+        consoleRequest(c),
+        intent,
+      );
     } catch (err) {
-      if (!(err instanceof RollbackRefused)) throw err;
-      return await versionPage(c, deps, v, err.input);
+      if (err instanceof RollbackRefused) return await versionPage(c, deps, v, err.input);
+      if (!(err instanceof ApprovalRequiredError) || input === undefined) throw err;
+      const required = (err.details as { required_approvals: number }).required_approvals;
+      return await versionPage(c, deps, v, {
+        ...input,
+        approval: { environments: err.environments, required },
+      });
+    }
+    if ("proposed" in result) {
+      return c.redirect(
+        ui.changeRequest(ref.tenant, ref.namespace, result.proposed.id, { done: "opened" }),
+        303,
+      );
     }
     if (!result.changed) {
       return c.redirect(ui.version(ref.tenant, ref.namespace, v, { done: "unchanged" }), 303);

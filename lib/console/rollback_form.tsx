@@ -2,7 +2,10 @@
  * The rollback form of a version's page: why roll back (a required
  * message) and a confirmation that a new version whose files equal this
  * one is made; what a failed post of it sends back to the page (the
- * inputs kept, the problems listed); and the check of those inputs.
+ * inputs kept, the problems listed, or, when the rollback affects a
+ * protected environment, the environments and the approvals they need with
+ * a button that proposes the rollback for review); and the check of those
+ * inputs.
  *
  * @module
  */
@@ -19,6 +22,8 @@ export interface RollbackInput {
   confirmed: boolean;
   /** Empty when the rollback may go ahead. */
   problems: string[];
+  /** Set when the rollback was refused: it affects protected environments. */
+  approval?: { environments: string[]; required: number };
 }
 
 /**
@@ -103,11 +108,24 @@ export function RollbackSection(
                 : `Versions ${v + 1} to ${head.version} stay in the history, and you can roll ` +
                   "forward to any of them"} the same way.
             </p>
-            {input === undefined ? null : (
+            {input === undefined || input.problems.length === 0 ? null : (
               <Notice kind="error">
                 <ul>
                   {input.problems.map((p) => <li>{p}</li>)}
                 </ul>
+              </Notice>
+            )}
+            {input?.approval === undefined ? null : (
+              <Notice kind="error">
+                <p id="rollback-approval">
+                  Not rolled back: this rollback affects the protected environment
+                  {input.approval.environments.length === 1 ? "" : "s"}{" "}
+                  <strong>{input.approval.environments.join(", ")}</strong>, so it needs{" "}
+                  {input.approval.required} approval{input.approval.required === 1 ? "" : "s"}{" "}
+                  first. Propose it for review: a change request is opened with the files of version
+                  {" "}
+                  {v} and your message.
+                </p>
               </Notice>
             )}
             <form method="post" action={ui.rollback(tenant, namespace, v)}>
@@ -132,7 +150,18 @@ export function RollbackSection(
               >
                 I understand this makes a new version whose files equal version {v}
               </ConfirmCheck>
-              <button type="submit" class="danger">Roll back to version {v}</button>
+              {input?.approval === undefined
+                ? <button type="submit" class="danger">Roll back to version {v}</button>
+                : (
+                  <button
+                    type="submit"
+                    name="step"
+                    value="propose"
+                    aria-describedby="rollback-approval"
+                  >
+                    Propose rollback for review
+                  </button>
+                )}
             </form>
           </>
         )}

@@ -26,9 +26,11 @@ import { flagRoutes } from "./flag.tsx";
 import { playgroundRoutes } from "./playground.tsx";
 import { versionRoutes } from "./versions.tsx";
 import { changeRoutes } from "./change.tsx";
+import { changeRequestRoutes } from "./change_requests.tsx";
 import { tokenRoutes } from "./tokens.tsx";
 import { peopleRoutes } from "./people.tsx";
 import { auditRoutes } from "./audit.tsx";
+import { webhookRoutes } from "./webhooks.tsx";
 import { Notice } from "./widgets.tsx";
 
 /** Largest console form body: 256 KiB (a playground context is the largest). */
@@ -87,9 +89,11 @@ export function consoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.route("/t/:tenant/ns/:ns", playgroundRoutes(deps, views));
   app.route("/t/:tenant/ns/:ns", versionRoutes(deps, views)); // versions, diff, rollback
   app.route("/t/:tenant/ns/:ns", changeRoutes(deps, views)); // quick changes
+  app.route("/t/:tenant/ns/:ns", changeRequestRoutes(deps)); // change requests, protection, rollouts
   app.route("/t/:tenant", tokenRoutes(deps, views));
   app.route("/t/:tenant", peopleRoutes(deps, views));
   app.route("/t/:tenant", auditRoutes(deps, views));
+  app.route("/t/:tenant", webhookRoutes(deps));
   return app;
 }
 

@@ -28,6 +28,8 @@ function query(params: Record<string, string | number | undefined>): string {
  * if (ui.flag("acme", "web", "a b", "prod") !== "/ui/t/acme/ns/web/flags/a%20b?env=prod") throw new Error();
  * const toggle = ui.flagChange("acme", "web", "f", "prod", "toggle");
  * if (toggle !== "/ui/t/acme/ns/web/flags/f/change?env=prod&kind=toggle") throw new Error(toggle);
+ * const approve = ui.changeAction("acme", "web", "cr_1", "approve");
+ * if (approve !== "/ui/t/acme/ns/web/changes/cr_1/approve") throw new Error(approve);
  * ```
  */
 export const ui = {
@@ -53,6 +55,14 @@ export const ui = {
     `/ui/t/${e(t)}/ns/${e(ns)}/diff${query({ from, to })}`,
   rollback: (t: string, ns: string, v: number): string =>
     `/ui/t/${e(t)}/ns/${e(ns)}/versions/${v}/rollback`,
+  changes: (t: string, ns: string, q: Record<string, string | undefined> = {}): string =>
+    `/ui/t/${e(t)}/ns/${e(ns)}/changes${query(q)}`,
+  changeRequest: (t: string, ns: string, id: string, q: Record<string, string> = {}): string =>
+    `/ui/t/${e(t)}/ns/${e(ns)}/changes/${e(id)}${query(q)}`,
+  changeAction: (t: string, ns: string, id: string, action: string): string =>
+    `/ui/t/${e(t)}/ns/${e(ns)}/changes/${e(id)}/${e(action)}`,
+  changesForm: (t: string, ns: string, form: "rollout" | "protection"): string =>
+    `/ui/t/${e(t)}/ns/${e(ns)}/changes/${form}`,
   tokens: (t: string, q: Record<string, string | undefined> = {}): string =>
     `/ui/t/${e(t)}/tokens${query(q)}`,
   token: (t: string, id: string): string => `/ui/t/${e(t)}/tokens/${e(id)}`,

@@ -24,7 +24,8 @@ import { DataTable, Fact, Facts, Notice, Time } from "./widgets.tsx";
 /**
  * One version's page: its details, its files, what it changed since the
  * version before it, and, for who may change the manifest, the rollback
- * form; with `input`, that form's post failed (400, the input kept).
+ * form; with `input`, that form's post failed (400, the input kept; 409
+ * when the rollback affects a protected environment).
  *
  * @param c the route's context
  * @param deps the app dependencies
@@ -60,7 +61,7 @@ export async function versionPage(
       title: `Version ${v} of ${namespace}`,
       tenant,
       section: "namespaces",
-      ...(input === undefined ? {} : { status: 400 as const }),
+      ...(input === undefined ? {} : { status: input.approval ? 409 as const : 400 as const }),
       crumbs: namespaceCrumbs(
         tenant,
         namespace,

@@ -215,6 +215,8 @@ function VersionTable(
         The head is <a href={ui.version(tenant, namespace, head.version)}>version {head.version}</a>
         {" · "}
         <a href={ui.namespace(tenant, namespace)}>its flags</a>
+        {" · "}
+        <a href={ui.changes(tenant, namespace)}>change requests</a>
       </p>
       {items.length === 0 ? <p>No older version.</p> : (
         <DataTable

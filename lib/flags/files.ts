@@ -257,6 +257,8 @@ export interface JsonManifest {
   files: ManifestFiles;
   /** The push message, when one was sent. */
   message: string | undefined;
+  /** `"propose": true`: open a change request with the files instead of committing them. */
+  propose: boolean;
 }
 
 /**
@@ -285,7 +287,12 @@ export function manifestFromJson(bytes: Uint8Array): JsonManifest {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new InvalidRequestError("request body must be a JSON object");
   }
-  const { files, message } = body as Record<string, unknown>;
+  const { files, message, propose } = body as Record<string, unknown>;
+  if (propose !== undefined && typeof propose !== "boolean") {
+    throw new InvalidRequestError("propose must be true or false", {
+      details: { field: "propose" },
+    });
+  }
   if (files === null || typeof files !== "object" || Array.isArray(files)) {
     throw new InvalidRequestError("files must be an object of path → text");
   }
@@ -308,5 +315,9 @@ export function manifestFromJson(bytes: Uint8Array): JsonManifest {
     }
     out.set(path, encoder.encode(text));
   }
-  return { files: out, message: typeof message === "string" ? message : undefined };
+  return {
+    files: out,
+    message: typeof message === "string" ? message : undefined,
+    propose: propose === true,
+  };
 }

@@ -61,6 +61,25 @@ export async function readJsonObject(
   return parseJsonObject(bytes);
 }
 
+/**
+ * Reads a JSON object body that may be left out: an empty body is `{}`
+ * (400 when a body is sent and is not a JSON object).
+ *
+ * @example
+ * ```ts
+ * import { readOptionalJsonObject } from "./body.ts";
+ * const body = await readOptionalJsonObject(new Request("http://x", { method: "POST" }));
+ * if (Object.keys(body).length !== 0) throw new Error();
+ * ```
+ */
+export async function readOptionalJsonObject(
+  req: Request,
+  limit: number = JSON_BODY_LIMIT,
+): Promise<Record<string, unknown>> {
+  const bytes = await readBodyBytes(req, limit);
+  return bytes.length === 0 ? {} : parseJsonObject(bytes);
+}
+
 /** Decoders for every body: `decode` without `stream` keeps no state between calls. */
 const UTF8 = new TextDecoder();
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });

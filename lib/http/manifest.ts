@@ -18,7 +18,9 @@ import {
   pushManifest,
   readManifest,
   rollbackManifest,
+  type WriteOutcome,
 } from "../services/manifests.ts";
+import { changeView } from "../services/changes.ts";
 import { listVersionPage, type VersionMeta, versionMeta } from "../services/versions.ts";
 import { requestContext } from "./authn.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
@@ -71,9 +73,9 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
   app.put("/manifest", async (c) => {
     const result = await pushManifest(deps, c.get("principal"), route(c), async () => {
       const ifMatch = parseIfMatch(c.req.header("if-match"));
-      return { ifMatch, upload: await readUpload(c) };
+      return { ifMatch, upload: await readUpload(c), bypass: bypassReason(c) };
     }, requestContext(c));
-    return versionResponse(c, result.version, result.changed);
+    return writeResponse(c, result);
   });
 
   app.post("/lint", async (c) => {
@@ -115,9 +117,15 @@ export function manifestRoutes(deps: AppDeps): Hono<AppEnv> {
       if (typeof version !== "number" || !Number.isInteger(version) || version < 0) {
         throw new InvalidRequestError("version must be a non-negative integer");
       }
-      return { version, message: stringField(body, "message") };
+      const propose = body.propose;
+      if (propose !== undefined && typeof propose !== "boolean") {
+        throw new InvalidRequestError("propose must be true or false", {
+          details: { field: "propose" },
+        });
+      }
+      return { version, message: stringField(body, "message"), propose, bypass: bypassReason(c) };
     }, requestContext(c));
-    return versionResponse(c, result.version, result.changed);
+    return writeResponse(c, result);
   });
 
   return app;
@@ -136,8 +144,32 @@ function route(c: Ctx): NamespaceRef {
 async function readUpload(c: Ctx): Promise<ManifestUpload> {
   const bytes = await readBodyBytes(c.req.raw, MANIFEST_BODY_LIMIT);
   const type = c.req.header("content-type") ?? "";
-  if (/^application\/(.+\+)?json\b/i.test(type)) return { format: "json", bytes };
-  return { format: "archive", bytes, message: c.req.query("message") };
+  const propose = proposeParam(c.req.query("propose"));
+  if (/^application\/(.+\+)?json\b/i.test(type)) return { format: "json", bytes, propose };
+  return { format: "archive", bytes, message: c.req.query("message"), propose };
+}
+
+/** `?propose=true|false` (400 for anything else). */
+function proposeParam(value: string | undefined): boolean | undefined {
+  if (value === undefined || value === "" || value === "false") return undefined;
+  if (value === "true" || value === "1") return true;
+  throw new InvalidRequestError("propose must be true or false", { details: { field: "propose" } });
+}
+
+/** A superadmin's break-glass reason: `X-Cfgtool-Bypass-Protection`. */
+function bypassReason(c: Ctx): string | undefined {
+  return c.req.header("x-cfgtool-bypass-protection");
+}
+
+/** A version (201, or 200 when unchanged), or the change request opened instead (201). */
+function writeResponse(c: Ctx, result: WriteOutcome): Response {
+  if ("proposed" in result) {
+    return c.json(
+      { change_request: changeView(result.proposed), request_id: c.get("requestId") },
+      201,
+    );
+  }
+  return versionResponse(c, result.version, result.changed);
 }
 
 function versionResponse(c: Ctx, meta: VersionMeta, changed: boolean): Response {

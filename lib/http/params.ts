@@ -39,6 +39,8 @@ export const SHAPES = {
   userId: { describe: "a user id (usr_…)", pattern: new RegExp(`^usr_${ULID}$`) },
   /** Session ids, `ssn_<ulid>`. */
   sessionId: { describe: "a session id (ssn_…)", pattern: new RegExp(`^ssn_${ULID}$`) },
+  /** Change request ids, `cr_<ulid>`. */
+  changeRequestId: { describe: "a change request id (cr_…)", pattern: new RegExp(`^cr_${ULID}$`) },
   /** Manifest version numbers. */
   version: { describe: "a non-negative integer", pattern: /^\d{1,15}$/ },
   /** Audit entry ids (the audit list cursor). */
@@ -83,6 +85,10 @@ const PATH_PARAMS: Record<string, PathParamRule> = {
     shape: SHAPES.sessionId,
     fail: (v) => new NotFoundError("session_not_found", `No session ${shown(v)}`),
   },
+  cr: {
+    shape: SHAPES.changeRequestId,
+    fail: (v) => new NotFoundError("change_request_not_found", `No change request ${shown(v)}`),
+  },
   v: {
     shape: SHAPES.version,
     fail: () =>
@@ -106,6 +112,7 @@ const COLLECTIONS: Readonly<Record<string, string>> = {
   tokens: "id",
   users: "uid",
   sessions: "session",
+  "change-requests": "cr",
 };
 
 /**

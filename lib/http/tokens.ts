@@ -22,7 +22,7 @@ import { InvalidRequestError } from "../errors.ts";
 import type { TokenStatus } from "../protocol/responses.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { requestContext } from "./authn.ts";
-import { JSON_BODY_LIMIT, parseJsonObject, readBodyBytes, readJsonObject } from "./body.ts";
+import { readJsonObject, readOptionalJsonObject } from "./body.ts";
 import { intParam, shapedParam, SHAPES, stringField } from "./params.ts";
 
 const STATUSES: readonly TokenStatus[] = ["active", "revoked", "expired"];
@@ -74,8 +74,7 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
 
   app.post("/:id/rotate", async (c) => {
     // an empty body means "inherit everything"
-    const bytes = await readBodyBytes(c.req.raw, JSON_BODY_LIMIT);
-    const raw = bytes.length === 0 ? {} : parseJsonObject(bytes);
+    const raw = await readOptionalJsonObject(c.req.raw);
     const input: { name?: string; expires_at?: string | null } = {};
     const name = stringField(raw, "name");
     if (name !== undefined) input.name = name;

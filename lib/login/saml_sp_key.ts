@@ -3,7 +3,8 @@
  * service provider: one RSA-2048 key and a self-signed certificate (ten
  * years; identity providers trust the certificate in the metadata, not a
  * CA) per installation, made on first use. The private key is stored only
- * sealed with AES-256-GCM under a key derived from the token HMAC key, so
+ * sealed (lib/auth/sealing.ts: AES-256-GCM under a key derived from the
+ * token HMAC key), so
  * every process of the installation (they share the store and the key
  * file) signs with the same key, and a copy of the store alone does not
  * give the key away. Replacing the token key (`cfgtool admin rekey`) drops
@@ -11,11 +12,10 @@
  *
  * @module
  */
-import { base64 } from "base";
 import { UnavailableError } from "../errors.ts";
 import { makeSelfSignedPair } from "./self_signed.ts";
 import { createSamlSp, findSamlSp, type SamlSpRecord } from "../store/saml_sp.ts";
-import { hmacHex } from "../auth/digest.ts";
+import { seal, sealingKey, unseal } from "../auth/sealing.ts";
 
 /** The signing pair, PEM. */
 export interface SamlSigningPair {
@@ -71,48 +71,23 @@ export function samlSigningPair(deps: { kv: Deno.Kv; key: CryptoKey }): Promise<
 
 /** Reads and unseals the stored pair, or makes and stores one. */
 async function loadOrMake(kv: Deno.Kv, key: CryptoKey): Promise<SamlSigningPair> {
-  const seal = await sealingKey(key);
+  const sealer = await sealingKey(key, SEAL_LABEL);
   let record = await findSamlSp(kv);
   if (record === null) {
     const made = await makeSelfSignedPair("cfgtool SAML service provider", CERT_LIFETIME_MS);
     record = await createSamlSp(kv, {
       certificate: made.certificate,
-      sealed_key: await sealText(seal, made.privateKey),
+      sealed_key: await seal(sealer, made.privateKey),
       created_at: new Date().toISOString(),
     });
   }
-  return { certificate: record.certificate, privateKey: await unseal(seal, record) };
-}
-
-/** The AES-256-GCM key derived from the token key. */
-async function sealingKey(key: CryptoKey): Promise<CryptoKey> {
-  const hex = await hmacHex(key, SEAL_LABEL);
-  const bytes = new Uint8Array(hex.match(/../g)!.map((h) => parseInt(h, 16)));
-  return await crypto.subtle.importKey("raw", bytes, "AES-GCM", false, ["encrypt", "decrypt"]);
-}
-
-/** `iv ‖ AES-GCM(text)`, base64. */
-async function sealText(seal: CryptoKey, text: string): Promise<string> {
-  const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = new Uint8Array(
-    await crypto.subtle.encrypt({ name: "AES-GCM", iv }, seal, new TextEncoder().encode(text)),
-  );
-  const out = new Uint8Array(iv.length + sealed.length);
-  out.set(iv);
-  out.set(sealed, iv.length);
-  return base64.encode(out);
+  return { certificate: record.certificate, privateKey: await openKey(sealer, record) };
 }
 
 /** Opens a sealed private key; 503 when it was sealed under another token key. */
-async function unseal(seal: CryptoKey, record: SamlSpRecord): Promise<string> {
+async function openKey(sealer: CryptoKey, record: SamlSpRecord): Promise<string> {
   try {
-    const all = base64.decode(record.sealed_key);
-    const plain = await crypto.subtle.decrypt(
-      { name: "AES-GCM", iv: all.slice(0, 12) },
-      seal,
-      all.slice(12),
-    );
-    return new TextDecoder().decode(plain);
+    return await unseal(sealer, record.sealed_key);
   } catch (err) {
     throw new UnavailableError(
       "login_unavailable",

@@ -28,6 +28,11 @@ export type ServiceErrorCode =
   | "login_failed"
   | "login_unavailable"
   | "admin_not_found"
+  | "webhook_not_found"
+  | "change_request_not_found"
+  | "approval_required"
+  | "change_conflict"
+  | "change_request_state"
   | "conflict"
   | "closure_unavailable"
   | "precondition_failed"
@@ -106,6 +111,25 @@ export const ERROR_CODES: Readonly<Record<ServiceErrorCode, ErrorCodeInfo>> = {
     meaning: "the identity provider does not answer, or the sign-in client secret is missing",
   },
   admin_not_found: { status: 404, meaning: "removing a user who is not an admin" },
+  webhook_not_found: { status: 404, meaning: "unknown webhook id in the tenant" },
+  change_request_not_found: {
+    status: 404,
+    meaning: "unknown change request id in the namespace",
+  },
+  approval_required: {
+    status: 409,
+    meaning: "the change affects a protected environment: it needs a change request " +
+      "(`details.environments`)",
+  },
+  change_conflict: {
+    status: 409,
+    meaning: "files the change request changes moved on the head since its base " +
+      "(`details.files`); update the request",
+  },
+  change_request_state: {
+    status: 409,
+    meaning: "the change request is not in a state that allows this step (`details.status`)",
+  },
   conflict: {
     status: 409,
     meaning: "a tenant, namespace or token name that exists; rotating a token twice",

@@ -22,6 +22,7 @@ import { EventHub } from "../events/hub.ts";
 import type { Logger } from "../log.ts";
 import type { ServiceSettings } from "../settings.ts";
 import { HeadWatcher } from "../store/head_watcher.ts";
+import { QueueListener } from "../store/queue.ts";
 import { ManifestWorkers } from "../workers/manifest_workers.ts";
 import { ServiceMetrics } from "../metrics/service_metrics.ts";
 import { ClientOriginIndex } from "./client_origins.ts";
@@ -70,6 +71,12 @@ export class Runtime {
   readonly guard: StreamGuard;
   /** Large uploads, stored versions and archives are handled there. */
   readonly workers: ManifestWorkers;
+  /**
+   * The process's listener on the installation's durable queue (scheduled
+   * applies, webhook deliveries); services register their handlers, the
+   * server starts it.
+   */
+  readonly queue: QueueListener;
   /** SAML responses are checked on a worker of their own (started on first use). */
   readonly samlChecker: SamlChecker = new SamlChecker();
   /** Compiled evaluation models per namespace. */
@@ -96,6 +103,7 @@ export class Runtime {
   constructor(options: RuntimeOptions) {
     const { kv, settings, log } = options;
     this.shutdown = this.#stop.signal;
+    this.queue = new QueueListener(kv, log, () => (options.now?.() ?? new Date()).getTime());
     this.heads = new HeadWatcher(kv, { pollIntervalMs: settings.headPollMs });
     this.credentials = new CredentialCache(kv, { pollMs: settings.credentialPollMs });
     // streams are re-authorised before each delivery, under the cache's generation

@@ -18,10 +18,12 @@ import { authenticate } from "../http/authn.ts";
 import { tenantRoutes } from "../http/tenants.ts";
 import { namespaceRoutes } from "../http/namespaces.ts";
 import { manifestRoutes } from "../http/manifest.ts";
+import { changeRoutes } from "../http/changes.ts";
 import { tokenRoutes } from "../http/tokens.ts";
 import { userRoutes } from "../http/users.ts";
 import { meRoutes, sessionRoutes } from "../http/sessions.ts";
 import { auditRoutes } from "../http/audit.ts";
+import { webhookRoutes } from "../http/webhooks.ts";
 import { closureRoutes } from "../http/closure.ts";
 import { eventRoutes } from "../http/events.ts";
 import { evaluatePreflightRoutes, evaluateRoutes } from "../http/evaluate.ts";
@@ -100,12 +102,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   api.route("/tenants", tenantRoutes(deps));
   api.route("/tenants/:tenant/namespaces", namespaceRoutes(deps));
   api.route("/tenants/:tenant/namespaces/:ns", manifestRoutes(deps));
+  api.route("/tenants/:tenant/namespaces/:ns", changeRoutes(deps));
   api.route("/tokens", tokenRoutes(deps));
   api.route("/users", userRoutes(deps));
   api.route("/me", meRoutes(deps));
   api.route("/sessions", sessionRoutes(deps));
   api.route("/audit", auditRoutes(deps));
   // Routes of later issues register here, one line each.
+  api.route("/tenants/:tenant/webhooks", webhookRoutes(deps));
   api.route("/events", eventRoutes(deps));
   app.route("/", evaluatePreflightRoutes(deps)); // CORS preflights carry no credential
   app.route("/ofrep/v1", ofrepRoutes(deps)); // own auth: OFREP error shapes

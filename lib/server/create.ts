@@ -17,6 +17,7 @@ import { startRetention } from "../store/retention.ts";
 import { startAuditRetention } from "../store/audit_retention.ts";
 import { ServiceMetrics } from "../metrics/service_metrics.ts";
 import { instrumentKv } from "../telemetry/instrumented_kv.ts";
+import { startQueueWork } from "../services/queue_work.ts";
 
 /** Options of {@linkcode createServer}. */
 export interface ServerOptions {
@@ -103,6 +104,12 @@ export function createServer(options: ServerOptions): FlagServer {
     ...(options.publicUrl ? { publicUrl: trimTrailing(options.publicUrl, "/") } : {}),
     ...(options.mail ? { mail: options.mail } : {}),
   });
+  // scheduled applies and webhook deliveries, from the installation's queue
+  const queueWork = startQueueWork({ kv, key: options.key, runtime }, {
+    settings,
+    log,
+    ...(options.publicUrl ? { publicUrl: trimTrailing(options.publicUrl, "/") } : {}),
+  });
   const retention = startRetention(kv, {
     policy: { days: settings.retentionDays, versions: settings.retentionVersions },
     intervalMs: settings.pruneIntervalMs,
@@ -119,7 +126,7 @@ export function createServer(options: ServerOptions): FlagServer {
     runtime,
     close: async () => {
       runtime.close();
-      await Promise.all([retention.stop(), auditRetention.stop()]);
+      await Promise.all([retention.stop(), auditRetention.stop(), queueWork.stop()]);
     },
   };
 }

@@ -17,8 +17,7 @@
  */
 import type { RequestContext } from "../auth/deps.ts";
 import { authorize, can } from "../auth/permissions.ts";
-import { actorOf, type Principal, principalId } from "../auth/principal.ts";
-import { hashFileSet } from "../closure/hash.ts";
+import type { Principal } from "../auth/principal.ts";
 import {
   CfgtoolError,
   ForbiddenError,
@@ -26,13 +25,11 @@ import {
   type Problem,
   ProblemsError,
 } from "../errors.ts";
-import type { Environment, Flag } from "../flags/model.ts";
+import type { Flag } from "../flags/model.ts";
 import { applyQuickChange, type QuickChange } from "../flags/quick_change.ts";
 import { MAX_MESSAGE_LENGTH } from "../protocol/limits.ts";
 import {
   type CommitResult,
-  commitVersion,
-  type FileSetHashes,
   getVersion,
   type Head,
   listVersions,
@@ -40,9 +37,13 @@ import {
   type VersionMeta,
 } from "../store/versions.ts";
 import { withSpan } from "../telemetry/spans.ts";
+import { type ChangeRequestRecord, openChangeRequest } from "./changes.ts";
+import { checkAndCommit, type CheckedFiles, commitChecked } from "./commits.ts";
+import { ApprovalRequiredError, type GuardOptions } from "./protection.ts";
+import { isSuperadmin } from "./tenants.ts";
 import type { ManifestWorkers } from "../workers/manifest_workers.ts";
 import type { PreparedUpload, UploadFormat } from "../workers/manifest_work.ts";
-import { clockOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
+import { type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
 import {
   currentHead,
   fileText,
@@ -62,13 +63,18 @@ export type { CommitResult };
 
 /** A manifest as sent: the body's bytes and how they are encoded. */
 export interface ManifestUpload {
-  /** `json`: `{files: {path: text}, message?}`; `archive`: a tar.gz or tar. */
+  /** `json`: `{files: {path: text}, message?, propose?}`; `archive`: a tar.gz or tar. */
   format: UploadFormat;
   /** The body. */
   bytes: Uint8Array;
   /** The push message of an archive (a JSON body carries its own). */
   message?: string | undefined;
+  /** Open a change request instead of committing (`?propose=true`; a JSON body may say so itself). */
+  propose?: boolean | undefined;
 }
+
+/** A direct write's outcome: a version, or the change request it opened instead. */
+export type WriteOutcome = CommitResult | { proposed: ChangeRequestRecord };
 
 /** What {@linkcode pushManifest} commits. */
 export interface PushRequest {
@@ -76,6 +82,8 @@ export interface PushRequest {
   upload: ManifestUpload;
   /** The head version the caller expects (`If-Match`); another head gives 412. */
   ifMatch?: number | undefined;
+  /** A superadmin's reason to commit past protected environments (break-glass). */
+  bypass?: string | undefined;
 }
 
 /** What {@linkcode rollbackManifest} commits. */
@@ -84,6 +92,10 @@ export interface RollbackRequest {
   version: number;
   /** The version's message (default `rollback to version <n>`). */
   message?: string | undefined;
+  /** A superadmin's reason to commit past protected environments (break-glass). */
+  bypass?: string | undefined;
+  /** Open a change request with that version's files instead of committing. */
+  propose?: boolean | undefined;
 }
 
 /** The verdict of {@linkcode lintManifest}. */
@@ -134,6 +146,7 @@ export interface LintResult {
  * const bytes = new TextEncoder().encode(JSON.stringify({ files, message: "first" }));
  * const ref = { tenant: "acme", namespace: "web" };
  * const pushed = await pushManifest({ kv, key, runtime }, admin, ref, { upload: { format: "json", bytes } }, { requestId: "r2" });
+ * if ("proposed" in pushed) throw new Error("a push without propose commits");
  * if (pushed.version.version !== 1 || !pushed.changed || pushed.version.message !== "first") {
  *   throw new Error();
  * }
@@ -147,20 +160,34 @@ export function pushManifest(
   ref: NamespaceRef,
   request: Deferred<PushRequest>,
   ctx: RequestContext,
-): Promise<CommitResult> {
+): Promise<WriteOutcome> {
   return withSpan("cfgtool.service.push_manifest", refAttributes(ref), async () => {
-    await manifestTarget(deps, principal, ref, "manifest.write");
-    const { upload, ifMatch } = await resolveInput(request);
+    const mustWrite = await writeOrProposeTarget(deps, principal, ref);
+    const { upload, ifMatch, bypass } = await resolveInput(request);
+    // an archive says whether it proposes beside it; a JSON body inside, once decoded
+    const maybeProposal = upload.propose === true || upload.format === "json";
+    if (!maybeProposal) await mustWrite();
+    const guards = bypassGuards(principal, bypass, ctx);
     const prepared = await prepare(deps.runtime.workers, upload);
     if (prepared.problemCount > 0) {
       throw new ProblemsError(prepared.problems, undefined, undefined, prepared.problemCount);
     }
+    if (upload.propose === true || prepared.propose) {
+      const proposed = await openChangeRequest(deps, principal, ref, {
+        files: prepared.files,
+        message: prepared.message ?? "",
+        base_version: ifMatch,
+      }, ctx);
+      return { proposed };
+    }
+    if (maybeProposal) await mustWrite();
     const result = await commitChecked(deps, principal, ref, {
       files: prepared.files,
       hashed: { closureHash: prepared.closureHash, blobIds: prepared.blobIds },
       environments: prepared.environments,
       message: prepared.message ?? null,
       ifMatch,
+      guards,
     }, ctx);
     deps.runtime.metrics.pushed(upload.bytes.length, result.changed);
     return result;
@@ -219,8 +246,10 @@ export function lintManifest(
 }
 
 /**
- * Rolls a namespace back: authorises `manifest.write` (403), finds the
- * namespace (404), reads the files of the requested version (404 when it
+ * Rolls a namespace back, or proposes to (a change request with that
+ * version's files, `propose`): authorises `manifest.write`, or
+ * `change.propose` for a proposal (403), finds the namespace (404), reads
+ * the files of the requested version (404 when it
  * does not exist), validates them again (422), commits them as a new
  * version with its `manifest.rolled_back` audit entry (`rolled_back_to`:
  * the version) and, when the content changed, tells the runtime; the
@@ -232,6 +261,9 @@ export function lintManifest(
  * @param ref the namespace
  * @param request the version and message, read only once authorised
  * @param ctx the request (its id goes into the audit entry)
+ * @param intent whether the caller commits, proposes (a change request), or says so in the
+ *   request (`either`, the default: who may only propose gets the request read, then 403
+ *   unless it proposes); `commit` refuses who may not write before reading anything
  * @returns the new version (or the head when unchanged) and whether it changed
  *
  * @example
@@ -257,6 +289,7 @@ export function lintManifest(
  * const ctx = { requestId: "r2" };
  * await pushManifest({ kv, key, runtime }, admin, ref, { upload: { format: "json", bytes } }, ctx);
  * const back = await rollbackManifest({ kv, key, runtime }, admin, ref, { version: 0 }, ctx);
+ * if ("proposed" in back) throw new Error("a rollback without propose commits");
  * if (back.version.version !== 2 || back.version.message !== "rollback to version 0") throw new Error();
  * runtime.close();
  * kv.close();
@@ -268,21 +301,60 @@ export function rollbackManifest(
   ref: NamespaceRef,
   request: Deferred<RollbackRequest>,
   ctx: RequestContext,
-): Promise<CommitResult> {
+  intent: "commit" | "propose" | "either" = "either",
+): Promise<WriteOutcome> {
   return withSpan("cfgtool.service.rollback_manifest", refAttributes(ref), async () => {
-    await manifestTarget(deps, principal, ref, "manifest.write");
-    const { version, message } = await resolveInput(request);
+    if (intent === "commit") await manifestTarget(deps, principal, ref, "manifest.write");
+    else if (intent === "propose") await manifestTarget(deps, principal, ref, "change.propose");
+    const mustWrite = intent === "either"
+      ? await writeOrProposeTarget(deps, principal, ref)
+      : async () => {};
+    const asked = await resolveInput(request);
+    const { version, message, bypass } = asked;
+    const propose = intent === "either" ? asked.propose === true : intent === "propose";
+    if (!propose) await mustWrite();
+    const guards = bypassGuards(principal, bypass, ctx);
     if (!Number.isInteger(version) || version < 0) {
       throw new InvalidRequestError("version must be a non-negative integer");
     }
     const files = await readFiles(deps.kv, ref.tenant, ref.namespace, version);
+    if (propose) {
+      const proposed = await openChangeRequest(deps, principal, ref, {
+        files,
+        message: message ?? `rollback to version ${version}`,
+      }, ctx);
+      return { proposed };
+    }
     const result = await checkAndCommit(deps, principal, ref, files, {
       message: message ?? `rollback to version ${version}`,
       rolledBackTo: version,
+      guards,
     }, ctx);
     deps.runtime.metrics.rolledBack(result.changed);
     return result;
   });
+}
+
+/**
+ * Authorises a write that may turn out to be a proposal, reading the head
+ * once: a writer passes; someone who may only propose passes too, and
+ * `mustWrite` refuses them later if the request is not a proposal; anyone
+ * else gets the refusal of `manifest.write`, which is what they tried.
+ *
+ * @returns a check that refuses (403) a caller who may not write
+ */
+async function writeOrProposeTarget(
+  deps: ServiceDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+): Promise<() => Promise<void>> {
+  const target = { tenant: ref.tenant, namespace: ref.namespace };
+  const writer = await can(deps.kv, principal, "manifest.write", target);
+  const proposer = !writer && await can(deps.kv, principal, "change.propose", target);
+  await manifestTarget(deps, principal, ref, proposer ? "change.propose" : "manifest.write");
+  return async () => {
+    if (!writer) await authorize(deps.kv, principal, "manifest.write", target);
+  };
 }
 
 /**
@@ -389,6 +461,8 @@ export function readManifest(
 
 /** What {@linkcode commitFiles} commits. */
 export interface CommitFilesRequest {
+  /** A superadmin's reason to commit past protected environments (break-glass). */
+  bypass?: string | undefined;
   /** Every file of the manifest, path → bytes. */
   files: ReadonlyMap<string, Uint8Array>;
   /** The version's message. */
@@ -454,8 +528,13 @@ export function commitFiles(
 ): Promise<CommitResult> {
   return withSpan("cfgtool.service.commit_files", refAttributes(ref), async () => {
     await manifestTarget(deps, principal, ref, "manifest.write");
-    const { files, message, ifMatch } = await resolveInput(request);
-    return await pushFiles(deps, principal, ref, files, { message: message ?? null, ifMatch }, ctx);
+    const { files, message, ifMatch, bypass } = await resolveInput(request);
+    const guards = bypassGuards(principal, bypass, ctx);
+    return await pushFiles(deps, principal, ref, files, {
+      message: message ?? null,
+      ifMatch,
+      guards,
+    }, ctx);
   });
 }
 
@@ -519,6 +598,8 @@ export function flagChangeForm(
 export interface AskedChange {
   /** The environment it is for, if any (a conflict checks that the head still declares it). */
   environment?: string | undefined;
+  /** Open a change request with the change instead of committing it. */
+  propose?: boolean | undefined;
   /** The new version's message: required, at most {@linkcode MAX_MESSAGE_LENGTH} characters. */
   message: string;
   /**
@@ -596,6 +677,23 @@ export type FlagChangeOutcome =
     theirs: VersionMeta[];
     again: ChangeAgain;
   } & OnBase)
+  /**
+   * The change affects a protected environment (409 `approval_required`):
+   * nothing was committed; the files it would have committed, to propose as
+   * a change request.
+   */
+  | (
+    & {
+      kind: "approval_required";
+      environments: string[];
+      required: number;
+      files: ReadonlyMap<string, Uint8Array>;
+    }
+    & OnBase
+    & MadeChange
+  )
+  /** The change request the change opened (it was asked to propose). */
+  | ({ kind: "proposed"; change_request: ChangeRequestRecord } & OnBase)
   /** The new version. */
   | ({ kind: "committed"; version: VersionMeta } & OnBase);
 
@@ -774,6 +872,21 @@ async function flagChange(
     const { problems } = await deps.runtime.workers.check(files);
     return { kind: "preview", view, flag, ...made, problems };
   }
+  if (asked.propose === true) {
+    try {
+      const change_request = await openChangeRequest(deps, principal, ref, {
+        files,
+        message: asked.message,
+        base_version: base,
+      }, ctx);
+      return { kind: "proposed", view, flag, change_request };
+    } catch (err) {
+      if (err instanceof ProblemsError) {
+        return { kind: "invalid", view, flag, ...made, problems: err.problems };
+      }
+      throw err;
+    }
+  }
   let result: CommitResult;
   try {
     result = await pushFiles(deps, principal, ref, files, {
@@ -786,6 +899,19 @@ async function flagChange(
     }
     if (err instanceof ProblemsError) {
       return { kind: "invalid", view, flag, ...made, problems: err.problems };
+    }
+    if (err instanceof ApprovalRequiredError) {
+      const details = err.details as { required_approvals: number };
+      return {
+        kind: "approval_required",
+        view,
+        flag,
+        ...made,
+        problems: [],
+        environments: err.environments,
+        required: details.required_approvals,
+        files,
+      };
     }
     throw err;
   }
@@ -879,82 +1005,13 @@ function withFile(
   return out;
 }
 
-/** What a commit stores besides the files: their digests, environments, message and guards. */
-interface CheckedFiles {
-  files: ReadonlyMap<string, Uint8Array>;
-  hashed: FileSetHashes;
-  environments: Record<string, Environment>;
-  message: string | null;
-  /** `If-Match`: another head gives 412. */
-  ifMatch?: number | undefined;
-  /** The version whose files these are, for a rollback. */
-  rolledBackTo?: number | undefined;
-}
-
-/**
- * The one commit path: a validated, digested file set becomes the next
- * version with its audit entry (the caller as actor, the request's id),
- * and the runtime is told when the content changed.
- */
-async function commitChecked(
-  deps: ServiceDeps,
-  principal: Principal,
-  ref: NamespaceRef,
-  input: CheckedFiles,
-  ctx: RequestContext,
-): Promise<CommitResult> {
-  const { ifMatch, rolledBackTo } = input;
-  const result = await commitVersion(deps.kv, {
-    ...ref,
-    files: input.files,
-    hashed: input.hashed,
-    environments: input.environments,
-    created_by: principalId(principal),
-    actor: actorOf(principal, ctx.requestId),
-    message: input.message,
-    now: clockOf(deps),
-    ...(ifMatch === undefined ? {} : { ifMatch }),
-    ...(rolledBackTo === undefined ? {} : { rolledBackTo }),
-  });
-  if (result.changed) deps.runtime.namespaceChanged(ref.tenant, ref.namespace);
-  return result;
-}
-
-/**
- * Validates a file set off the event loop when it is large (422
- * `invalid_manifest` with every problem), digests it and commits it.
- */
-async function checkAndCommit(
-  deps: ServiceDeps,
-  principal: Principal,
-  ref: NamespaceRef,
-  files: ReadonlyMap<string, Uint8Array>,
-  options: Pick<CheckedFiles, "message" | "ifMatch" | "rolledBackTo">,
-  ctx: RequestContext,
-): Promise<CommitResult> {
-  const [check, hashed] = await Promise.all([
-    deps.runtime.workers.check(files),
-    hashFileSet(files),
-  ]);
-  if (check.problemCount > 0) {
-    throw new ProblemsError(check.problems, undefined, undefined, check.problemCount);
-  }
-  return await commitChecked(
-    deps,
-    principal,
-    ref,
-    { files, hashed, environments: check.environments, ...options },
-    ctx,
-  );
-}
-
 /** Commits a file set as a push ({@linkcode checkAndCommit}) and counts it with its size. */
 async function pushFiles(
   deps: ServiceDeps,
   principal: Principal,
   ref: NamespaceRef,
   files: ReadonlyMap<string, Uint8Array>,
-  options: Pick<CheckedFiles, "message" | "ifMatch">,
+  options: Pick<CheckedFiles, "message" | "ifMatch" | "guards">,
   ctx: RequestContext,
 ): Promise<CommitResult> {
   const result = await checkAndCommit(deps, principal, ref, files, options, ctx);
@@ -962,4 +1019,30 @@ async function pushFiles(
   for (const bytes of files.values()) size += bytes.length;
   deps.runtime.metrics.pushed(size, result.changed);
   return result;
+}
+
+/**
+ * The guard options of a commit sent with a break-glass reason: only a
+ * superadmin may send one (403 before anything is read or written); an
+ * empty reason is a 400.
+ */
+function bypassGuards(
+  principal: Principal,
+  reason: string | undefined,
+  ctx: RequestContext,
+): GuardOptions {
+  if (reason === undefined) return {};
+  if (!isSuperadmin(principal)) {
+    throw new ForbiddenError(
+      "Only a superadmin may bypass protected environments; open a change request instead",
+    );
+  }
+  const trimmed = reason.trim();
+  if (trimmed === "" || trimmed.length > MAX_MESSAGE_LENGTH) {
+    throw new InvalidRequestError(
+      `The bypass reason must say why, in 1 to ${MAX_MESSAGE_LENGTH} characters`,
+      { details: { field: "X-Cfgtool-Bypass-Protection" } },
+    );
+  }
+  return { bypass: { principal, reason: trimmed, requestId: ctx.requestId } };
 }

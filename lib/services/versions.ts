@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { authorize, can } from "../auth/permissions.ts";
+import { type Action, authorize, can } from "../auth/permissions.ts";
 import type { Principal } from "../auth/principal.ts";
 import { NotFoundError } from "../errors.ts";
 import type { Flag, Manifest, Segment } from "../flags/model.ts";
@@ -96,7 +96,7 @@ export function manifestTarget(
   deps: ServiceDeps,
   principal: Principal,
   ref: NamespaceRef,
-  action: "manifest.read" | "manifest.write" | "versions.read",
+  action: Action,
 ): Promise<Head> {
   return withSpan("cfgtool.service.manifest_target", refAttributes(ref), async () => {
     const { tenant, namespace } = ref;

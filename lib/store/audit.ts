@@ -73,6 +73,21 @@ export const AUDIT_EVENT_TYPES: readonly string[] = Object.freeze([
   "namespace.deleted",
   "manifest.pushed",
   "manifest.rolled_back",
+  "manifest.protection_bypassed",
+  "namespace.protection_changed",
+  "change_request.opened",
+  "change_request.updated",
+  "change_request.approved",
+  "change_request.rejected",
+  "change_request.commented",
+  "change_request.withdrawn",
+  "change_request.scheduled",
+  "change_request.schedule_cancelled",
+  "change_request.rollout_step",
+  "change_request.applied",
+  "change_request.failed",
+  "webhook.created",
+  "webhook.deleted",
   "admin.added",
   "admin.removed",
   "tenant.login_policy_changed",
@@ -235,7 +250,8 @@ export async function writeAudit(kv: Deno.Kv, entry: AuditEntry): Promise<void> 
 
 /**
  * Adds the writes of an audit entry to an atomic operation, so the entry
- * commits together with the change it records.
+ * commits together with the change it records, and, for a tenant's entry,
+ * the message that tells the tenant's webhooks ({@linkcode notifies}).
  *
  * @param op the atomic operation
  * @param entry the entry
@@ -261,9 +277,37 @@ export function addAudit(
   op: Deno.AtomicOperation,
   entry: AuditEntry,
 ): Deno.AtomicOperation {
-  return op
-    .set(auditKey(entry.tenant_slug, entry.id), entry)
-    .set(auditByTimeKey(entry.id), entry);
+  op.set(auditKey(entry.tenant_slug, entry.id), entry).set(auditByTimeKey(entry.id), entry);
+  // The tenant's webhooks hear of it: queued in this very commit, so a
+  // change never loses its notification.
+  if (notifies(entry)) op.enqueue({ kind: AUDIT_MESSAGE, entry });
+  return op;
+}
+
+/** The queue message kind that carries an audit entry to the tenant's webhooks. */
+export const AUDIT_MESSAGE = "audit";
+
+/** Mutations {@linkcode addAudit} adds to a commit at most (two writes, one message). */
+export const AUDIT_MUTATIONS = 3;
+
+/**
+ * Whether an entry is announced to its tenant's webhooks: every entry of a
+ * tenant, except `token.authenticated` (sampled bookkeeping of every
+ * request, not a change).
+ *
+ * @param entry the audit entry
+ * @returns whether it is queued for the webhooks
+ *
+ * @example
+ * ```ts
+ * import { notifies } from "./audit.ts";
+ * const e = { type: "manifest.pushed", tenant_slug: "acme" };
+ * if (!notifies(e) || notifies({ ...e, tenant_slug: null })) throw new Error();
+ * if (notifies({ ...e, type: "token.authenticated" })) throw new Error();
+ * ```
+ */
+export function notifies(entry: Pick<AuditEntry, "type" | "tenant_slug">): boolean {
+  return entry.tenant_slug !== null && entry.type !== "token.authenticated";
 }
 
 /** Filters and pagination of {@linkcode listAudit}: the query of `GET /api/v1/audit`. */

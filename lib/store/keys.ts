@@ -41,7 +41,16 @@
  * | `["blob_gc", sha256]` | `{at}`: when the retention task first found the blob unreferenced |
  * | `["retention_lease"]` | `{holder, until}`: the process running the retention task now (expires) |
  * | `["audit_retention_lease"]` | `{holder, until}`: the process running the audit-retention task now (`lib/store/audit_retention.ts`) |
+ * | `["schedule_sweep_lease"]` | `{holder, until}`: the process sweeping overdue scheduled change requests (`lib/store/schedule_sweep.ts`) |
  * | `["saml_sp"]` | the installation's SAML signing certificate and its private key sealed with a key derived from the token key (`lib/store/saml_sp.ts`) |
+ * | `["ns_protection", t, ns]` | `{environments: {env: {required_approvals}}, updated_at, updated_by}`: protected environments of a namespace (`lib/store/protection.ts`) |
+ * | `["change_request", t, ns, id]` | a change request (`cr_<ulid>`) with the tree blob id of its files (`lib/store/change_requests.ts`) |
+ * | `["change_comment", t, ns, id, ulid]` | one comment on a change request |
+ * | `["webhook", t, id]` | a webhook (`whk_<ulid>`): URL, events, namespaces, format, its signing secret sealed with a key derived from the token key (`lib/store/webhooks.ts`) |
+ * | `["webhook_lock", t]` | `{changed_at}`: every create and delete of a tenant's webhooks checks and sets it (the 20-webhook limit) |
+ * | `["webhook_delivery", t, webhook_id, id]` | a delivery (`dlv_<ulid>`): the event, its status and attempts; the newest 100 per webhook are kept |
+ * | `["webhook_entry", t, webhook_id, entry_id]` | the delivery id made for an audit entry: the fan-out's idempotency key |
+ * | `["webhook_delivery_seq", t, webhook_id]` | `Deno.KvU64`, counts the webhook's deliveries (pruning runs every 20th) |
  *
  * Tenant and namespace slugs match `^[a-z0-9][a-z0-9._-]{0,62}$`, so the
  * `_`-prefixed placeholders never collide with a slug.
@@ -276,9 +285,84 @@ export const allHeadsPrefix = (): Deno.KvKey => ["ns_head"];
 export const retentionLeaseKey = (): Deno.KvKey => ["retention_lease"];
 /** Lease that lets one process at a time run the audit-retention task. */
 export const auditRetentionLeaseKey = (): Deno.KvKey => ["audit_retention_lease"];
+/** The lease of the sweep of overdue scheduled change requests (lib/store/schedule_sweep.ts). */
+export const scheduleSweepLeaseKey = (): Deno.KvKey => ["schedule_sweep_lease"];
 /** Fingerprint of the token HMAC key the store's digests were made with. */
 export const tokenKeyCheckKey = (): Deno.KvKey => ["token_key_check"];
 /** Counter bumped by every write that changes what a credential may do. */
 export const credentialEpochKey = (): Deno.KvKey => ["credential_epoch"];
 /** The installation's SAML service-provider signing key pair (private key sealed). */
 export const samlSpKey = (): Deno.KvKey => ["saml_sp"];
+/** Protected environments of a namespace (lib/store/protection.ts). */
+export const protectionKey = (t: string, ns: string): Deno.KvKey => ["ns_protection", t, ns];
+/** A change request (lib/store/change_requests.ts). */
+export const changeRequestKey = (t: string, ns: string, id: string): Deno.KvKey => [
+  "change_request",
+  t,
+  ns,
+  id,
+];
+/** Prefix of a namespace's change requests (id order: time order). */
+export const changeRequestPrefix = (t: string, ns: string): Deno.KvKey => ["change_request", t, ns];
+/** Prefix of every change request of every namespace. */
+export const allChangeRequestsPrefix = (): Deno.KvKey => ["change_request"];
+/** One comment on a change request. */
+export const changeCommentKey = (
+  t: string,
+  ns: string,
+  id: string,
+  comment: string,
+): Deno.KvKey => [
+  "change_comment",
+  t,
+  ns,
+  id,
+  comment,
+];
+/** Prefix of a change request's comments (time order). */
+export const changeCommentPrefix = (t: string, ns: string, id: string): Deno.KvKey => [
+  "change_comment",
+  t,
+  ns,
+  id,
+];
+/** A tenant's webhook (lib/store/webhooks.ts). */
+export const webhookKey = (t: string, id: string): Deno.KvKey => ["webhook", t, id];
+/** Prefix of a tenant's webhooks. */
+export const webhookPrefix = (t: string): Deno.KvKey => ["webhook", t];
+/** Prefix of every webhook of every tenant. */
+export const allWebhooksPrefix = (): Deno.KvKey => ["webhook"];
+/** Checked and set by every change to a tenant's webhooks. */
+export const webhookLockKey = (t: string): Deno.KvKey => ["webhook_lock", t];
+/** One delivery of a webhook (id order: time order). */
+export const webhookDeliveryKey = (t: string, webhook: string, id: string): Deno.KvKey => [
+  "webhook_delivery",
+  t,
+  webhook,
+  id,
+];
+/** Prefix of a webhook's deliveries. */
+export const webhookDeliveryPrefix = (t: string, webhook: string): Deno.KvKey => [
+  "webhook_delivery",
+  t,
+  webhook,
+];
+/** The delivery made for an audit entry (the fan-out's idempotency key). */
+export const webhookEntryKey = (t: string, webhook: string, entry: string): Deno.KvKey => [
+  "webhook_entry",
+  t,
+  webhook,
+  entry,
+];
+/** Prefix of a webhook's entry keys. */
+export const webhookEntryPrefix = (t: string, webhook: string): Deno.KvKey => [
+  "webhook_entry",
+  t,
+  webhook,
+];
+/** Counter of a webhook's deliveries. */
+export const webhookDeliverySeqKey = (t: string, webhook: string): Deno.KvKey => [
+  "webhook_delivery_seq",
+  t,
+  webhook,
+];

@@ -12,6 +12,7 @@
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { actorFromId, addAudit, type AuditActor, eventAuditEntry } from "./audit.ts";
 import {
+  changeRequestPrefix,
   headKey,
   namespaceAdminByUserKey,
   namespaceAdminByUserPrefix,
@@ -19,6 +20,7 @@ import {
   namespaceAdminPrefix,
   namespaceKey,
   namespacePrefix,
+  protectionKey,
   tenantKey,
   versionPrefix,
 } from "./keys.ts";
@@ -308,6 +310,10 @@ export async function deleteNamespace(
   }
   revoked.push(...await revokeBoundTokens(kv, scope, actor, now));
   await deleteInBatches(kv, kv.list({ prefix: versionPrefix(tenant, slug) }));
+  // what belonged to the namespace goes with it: protection, change requests, their comments
+  await deleteInBatches(kv, [protectionKey(tenant, slug)]);
+  await deleteInBatches(kv, kv.list({ prefix: changeRequestPrefix(tenant, slug) }));
+  await deleteInBatches(kv, kv.list({ prefix: ["change_comment", tenant, slug] }));
   const reason = cascade.reason ?? "namespace deleted";
   for (const m of await listNamespaceAdmins(kv, tenant, slug)) {
     await removeNamespaceAdmin(kv, tenant, slug, m.user_id, { actor, now, reason });

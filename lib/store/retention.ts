@@ -22,6 +22,7 @@
 import type { Logger } from "../log.ts";
 import { getBlob } from "./blobs.ts";
 import {
+  allChangeRequestsPrefix,
   allHeadsPrefix,
   allVersionsPrefix,
   blobChunkPrefix,
@@ -199,7 +200,8 @@ export interface BlobCollection {
 }
 
 /**
- * Mark and sweep of blobs: deletes blobs that no version references and
+ * Mark and sweep of blobs: deletes blobs that no version and no change
+ * request references and
  * that were already found unreferenced at least `graceMs` ago.
  *
  * Aborting `signal` ends the run between two steps: before any marking
@@ -239,6 +241,15 @@ export async function collectBlobs(
   for await (const e of kv.list<VersionMeta>({ prefix: allVersionsPrefix() })) {
     if (signal?.aborted) return { live: 0, marked: 0, deleted: 0 };
     trees.add(e.value.tree);
+  }
+  // a change request's proposed files, and its base's, live as long as the request
+  const requests = kv.list<{ tree: string; base_tree: string }>({
+    prefix: allChangeRequestsPrefix(),
+  });
+  for await (const e of requests) {
+    if (signal?.aborted) return { live: 0, marked: 0, deleted: 0 };
+    trees.add(e.value.tree);
+    trees.add(e.value.base_tree);
   }
   for (const tree of trees) {
     if (signal?.aborted) return { live: 0, marked: 0, deleted: 0 };

@@ -24,7 +24,7 @@ import {
   membershipsOfUser,
   type UserMembership,
 } from "./membership.ts";
-import { addAudit, type AuditActor } from "./audit.ts";
+import { addAudit, AUDIT_MUTATIONS, type AuditActor } from "./audit.ts";
 import { checkLength, MAX_EMAIL_LENGTH } from "../protocol/limits.ts";
 import { deleteInBatches, KV_LIMITS } from "./kv_batch.ts";
 import { ulid } from "./ulid.ts";
@@ -249,8 +249,8 @@ export async function deleteUser(
     if (entry.value === null) continue; // deleted in between: getUser now says 404
     const held = await recordsOf(kv, user.id);
     const own = [userKey(user.id), userByEmailKey(user.email)];
-    // each audit entry is two writes (by tenant, by time)
-    const all = held.keys.length + own.length + 2 * held.memberships.length <= ONE_COMMIT;
+    const all =
+      held.keys.length + own.length + AUDIT_MUTATIONS * held.memberships.length <= ONE_COMMIT;
     let op = bumpCredentialEpoch(kv.atomic().check(entry));
     for (const k of all ? [...own, ...held.keys] : own) op = op.delete(k);
     const now = new Date();

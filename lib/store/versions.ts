@@ -17,7 +17,13 @@
 import { compareUtf8 } from "../bytes.ts";
 import { NotFoundError, PreconditionFailedError } from "../errors.ts";
 import { getBlob, getBlobs, putBlob, putBlobs } from "./blobs.ts";
-import { actorFromId, addAudit, type AuditActor, eventAuditEntry } from "./audit.ts";
+import {
+  actorFromId,
+  addAudit,
+  type AuditActor,
+  type AuditEntry,
+  eventAuditEntry,
+} from "./audit.ts";
 import { headKey, versionKey, versionPrefix } from "./keys.ts";
 import { checkLength, checkManifestLimits, MAX_MESSAGE_LENGTH } from "../protocol/limits.ts";
 import { type Page, pageLimit } from "./page.ts";
@@ -76,6 +82,26 @@ export interface CommitInput {
   ifMatch?: number;
   /** Clock, for tests. */
   now?: () => Date;
+  /**
+   * Called in each attempt with the head the new version is to replace
+   * (not when the content equals it): it may refuse the commit (throw),
+   * and add checks, writes, audit entries and details of the audit entry
+   * to it. Protected environments and change requests use it: what it
+   * decided holds for exactly the head that is replaced.
+   */
+  guard?: (head: Head) => CommitAdditions | undefined | Promise<CommitAdditions | undefined>;
+}
+
+/** What a commit {@linkcode CommitInput.guard} adds to the commit. */
+export interface CommitAdditions {
+  /** Entries whose versionstamps the commit checks (a change request, a protection record). */
+  checks?: Deno.AtomicCheck[];
+  /** Writes of the same commit, given the new version's number. */
+  write?: (op: Deno.AtomicOperation, version: number) => void;
+  /** Audit entries of the same commit, given the new version's number. */
+  audit?: (version: number) => AuditEntry[];
+  /** Added to the details of the `manifest.pushed` (or `manifest.rolled_back`) entry. */
+  details?: Record<string, unknown>;
 }
 
 /** Result of {@linkcode commitVersion}. */
@@ -101,7 +127,30 @@ export interface FileSetHashes {
   blobIds: ReadonlyMap<string, string>;
 }
 
-async function writeTree(
+/**
+ * Stores a file set content-addressed: each file as a blob (written once
+ * for all versions and change requests that hold it) and the tree (path →
+ * content id, in path order) as a blob of its own, whose id names the set.
+ * Blobs are written before whatever record names the tree commits.
+ *
+ * @param kv the store
+ * @param files path → bytes
+ * @param blobIds path → SHA-256 hex of the bytes (from `hashFileSet`)
+ * @returns the tree's blob id
+ *
+ * @example
+ * ```ts
+ * import { readTreeFiles, writeTree } from "./versions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const bytes = new TextEncoder().encode("schema_version = 1\n");
+ * const id = [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))]
+ *   .map((b) => b.toString(16).padStart(2, "0")).join("");
+ * const tree = await writeTree(kv, new Map([["namespace.toml", bytes]]), new Map([["namespace.toml", id]]));
+ * if ((await readTreeFiles(kv, tree)).get("namespace.toml")?.length !== bytes.length) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function writeTree(
   kv: Deno.Kv,
   files: ReadonlyMap<string, Uint8Array>,
   blobIds: ReadonlyMap<string, string>,
@@ -254,6 +303,7 @@ export async function commitVersion(
         changed: false,
       };
     }
+    const extra = await input.guard?.(head.value);
     tree ??= await writeTree(kv, input.files, blobIds);
     const now = input.now?.() ?? new Date();
     const meta: VersionMeta = {
@@ -286,14 +336,17 @@ export async function commitVersion(
           file_count: meta.file_count,
           previous_version: current,
           ...(rollback === undefined ? {} : { rolled_back_to: rollback }),
+          ...extra?.details,
         },
       },
     );
     const op = kv.atomic()
-      .check(head)
+      .check(head, ...(extra?.checks ?? []))
       .check({ key: versionKey(tenant, namespace, meta.version), versionstamp: null })
       .set(headKey(tenant, namespace), next)
       .set(versionKey(tenant, namespace, meta.version), meta);
+    extra?.write?.(op, meta.version);
+    for (const more of extra?.audit?.(meta.version) ?? []) addAudit(op, more);
     const res = await addAudit(op, entry).commit();
     if (res.ok) return { version: meta, changed: true };
   }
@@ -431,13 +484,42 @@ export async function readFiles(
   namespace: string,
   version: number,
 ): Promise<Map<string, Uint8Array>> {
-  const pairs = [...await readTree(kv, tenant, namespace, version)];
+  return await filesOf(kv, await readTree(kv, tenant, namespace, version), `version ${version}`);
+}
+
+/**
+ * Reads every file of a stored tree ({@linkcode writeTree}).
+ *
+ * @param kv the store
+ * @param tree the tree's blob id
+ * @returns path → bytes, in path order
+ *
+ * @example
+ * ```ts
+ * import { readTreeFiles } from "./versions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const missing = await readTreeFiles(kv, "0".repeat(64)).then(() => false, () => true);
+ * if (!missing) throw new Error("an unknown tree is an error");
+ * kv.close();
+ * ```
+ */
+export async function readTreeFiles(kv: Deno.Kv, tree: string): Promise<Map<string, Uint8Array>> {
+  return await filesOf(kv, await treeIds(kv, tree, `tree ${tree}`), `tree ${tree}`);
+}
+
+/** Reads the blobs of a tree's entries. */
+async function filesOf(
+  kv: Deno.Kv,
+  ids: ReadonlyMap<string, string>,
+  what: string,
+): Promise<Map<string, Uint8Array>> {
+  const pairs = [...ids];
   const blobs = await getBlobs(kv, pairs.map(([, id]) => id));
   const files = new Map<string, Uint8Array>();
   for (const [path, id] of pairs) {
     const bytes = blobs.get(id);
     if (bytes === undefined) {
-      throw new Error(`Cannot read ${path} of version ${version}: blob ${id} is missing`);
+      throw new Error(`Cannot read ${path} of ${what}: blob ${id} is missing`);
     }
     files.set(path, bytes);
   }
@@ -471,9 +553,32 @@ export async function readTree(
   version: number,
 ): Promise<Map<string, string>> {
   const meta = await getVersion(kv, tenant, namespace, version);
-  const treeBytes = await getBlob(kv, meta.tree);
-  if (treeBytes === null) {
-    throw new Error(`Cannot read version ${version}: tree blob ${meta.tree} is missing`);
-  }
+  return await treeIds(kv, meta.tree, `version ${version}`);
+}
+
+/**
+ * The entries of a stored tree: path → content id, in path order.
+ *
+ * @param kv the store
+ * @param tree the tree's blob id
+ * @param what what the tree is, for the error when it is missing
+ * @returns path → content id
+ *
+ * @example
+ * ```ts
+ * import { treeIds } from "./versions.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const missing = await treeIds(kv, "0".repeat(64), "test").then(() => false, () => true);
+ * if (!missing) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function treeIds(
+  kv: Deno.Kv,
+  tree: string,
+  what: string,
+): Promise<Map<string, string>> {
+  const treeBytes = await getBlob(kv, tree);
+  if (treeBytes === null) throw new Error(`Cannot read ${what}: tree blob ${tree} is missing`);
   return new Map(JSON.parse(decoder.decode(treeBytes)) as [string, string][]);
 }

@@ -9,6 +9,7 @@ import { CfgtoolError } from "../errors.ts";
 import { packArchive } from "../closure/archive.ts";
 import {
   checkFiles,
+  compareFiles,
   decodeUpload,
   loadFiles,
   type PreparedUpload,
@@ -55,11 +56,14 @@ async function run(request: WorkerRequest): Promise<void> {
   const { id } = request;
   switch (request.op) {
     case "upload": {
-      const { files, message } = await decodeUpload(request.bytes, request.format);
-      return postPrepared(id, await prepareFiles(files, message));
+      const { files, message, propose } = await decodeUpload(request.bytes, request.format);
+      return postPrepared(id, await prepareFiles(files, message, propose));
     }
     case "prepare":
-      return postPrepared(id, await prepareFiles(unpackFiles(request.files), request.message));
+      return postPrepared(
+        id,
+        await prepareFiles(unpackFiles(request.files), request.message, request.propose),
+      );
     case "check": {
       const { problems, problemCount, warnings, environments } = checkFiles(
         unpackFiles(request.files),
@@ -95,6 +99,14 @@ async function run(request: WorkerRequest): Promise<void> {
       };
       return scope.postMessage({ id, ok });
     }
+    case "compare": {
+      const ok = compareFiles(
+        unpackFiles(request.before),
+        unpackFiles(request.after),
+        request.values,
+      );
+      return scope.postMessage({ id, ok });
+    }
     case "archive": {
       const archive = await packArchive(unpackFiles(request.files));
       return scope.postMessage({ id, ok: archive }, [archive.buffer as ArrayBuffer]);
@@ -115,6 +127,7 @@ function postPrepared(id: number, up: PreparedUpload): void {
   const ok: PreparedReply = {
     files,
     message: up.message,
+    propose: up.propose,
     blobIds,
     closureHash: up.closureHash,
     problems: JSON.stringify(up.problems),

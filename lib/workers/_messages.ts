@@ -14,15 +14,23 @@ import type { UploadFormat } from "./manifest_work.ts";
 /** A request to a worker; `id` pairs it with its replies. */
 export type WorkerRequest =
   | { id: number; op: "upload"; bytes: Uint8Array; format: UploadFormat }
-  | { id: number; op: "prepare"; files: PackedFiles; message: string | undefined }
+  | {
+    id: number;
+    op: "prepare";
+    files: PackedFiles;
+    message: string | undefined;
+    propose: boolean;
+  }
   | { id: number; op: "check"; files: PackedFiles; options: ValidateOptions }
   | { id: number; op: "load"; files: PackedFiles }
-  | { id: number; op: "archive"; files: PackedFiles };
+  | { id: number; op: "archive"; files: PackedFiles }
+  | { id: number; op: "compare"; before: PackedFiles; after: PackedFiles; values: boolean };
 
 /** An upload prepared in a worker. */
 export interface PreparedReply {
   files: PackedFiles;
   message: string | undefined;
+  propose: boolean;
   /** 64 hex digits (the SHA-256 of the content) per file, in the order of `files`. */
   blobIds: string;
   closureHash: string;

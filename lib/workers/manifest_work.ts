@@ -11,7 +11,9 @@ import { closureHashOfDigests } from "../closure/hash.ts";
 import { unpackArchive } from "../closure/archive.ts";
 import type { Problem } from "../errors.ts";
 import { manifestFromJson } from "../flags/files.ts";
+import { environmentsAffected, manifestOfFiles } from "../flags/impact.ts";
 import { type Environment, environmentsOf } from "../flags/model.ts";
+import { type ValueChange, valueChanges } from "../flags/value_changes.ts";
 import {
   validateManifest,
   type ValidateOptions,
@@ -46,6 +48,8 @@ export interface PreparedUpload extends ManifestCheck {
   files: Map<string, Uint8Array>;
   /** The push message of a JSON body (an archive's comes from the URL). */
   message: string | undefined;
+  /** A JSON body's `"propose": true` (an archive's comes from the URL). */
+  propose: boolean;
   /** Each file's content id, the SHA-256 of its bytes as hex, by path. */
   blobIds: Map<string, string>;
   /** The closure hash of the file set. */
@@ -101,10 +105,10 @@ export async function prepareUpload(
 export async function decodeUpload(
   bytes: Uint8Array,
   format: UploadFormat,
-): Promise<{ files: Map<string, Uint8Array>; message: string | undefined }> {
+): Promise<{ files: Map<string, Uint8Array>; message: string | undefined; propose: boolean }> {
   return format === "json"
     ? manifestFromJson(bytes)
-    : { files: await unpackArchive(bytes), message: undefined };
+    : { files: await unpackArchive(bytes), message: undefined, propose: false };
 }
 
 /**
@@ -112,6 +116,7 @@ export async function decodeUpload(
  *
  * @param files the decoded files
  * @param message the push message, passed through
+ * @param propose whether the upload asks for a change request, passed through
  * @returns the prepared upload
  *
  * @example
@@ -125,13 +130,14 @@ export async function decodeUpload(
 export async function prepareFiles(
   files: Map<string, Uint8Array>,
   message: string | undefined,
+  propose = false,
 ): Promise<PreparedUpload> {
   const check = checkFiles(files);
   const paths = [...files.keys()];
   const list = await sha256All([...files.values()]);
   const closureHash = await closureHashOfDigests(paths.map((p, i) => [p, list[i]!]));
   const blobIds = new Map(paths.map((p, i) => [p, toHex(list[i]!)]));
-  return { ...check, files, message, blobIds, closureHash };
+  return { ...check, files, message, propose, blobIds, closureHash };
 }
 
 /**
@@ -161,6 +167,46 @@ export function checkFiles(
     warnings: warnings.slice(0, MAX_REPORTED_PROBLEMS),
     environments: manifest ? environmentsOf(manifest) : {},
   };
+}
+
+/** What two file sets differ in: the environments affected, and the value changes if asked. */
+export interface Comparison {
+  /** Environments whose evaluation can differ (lib/flags/impact.ts). */
+  impact: string[];
+  /** What changed, value by value (lib/flags/value_changes.ts); null unless asked. */
+  changes: ValueChange[] | null;
+}
+
+/**
+ * Compares two valid file sets (both loaded as stored versions are): the
+ * environments whose evaluation can differ, and, with `values`, what
+ * changed value by value.
+ *
+ * @param before the files before
+ * @param after the files after
+ * @param values whether to list the value changes too
+ * @returns the comparison
+ * @throws {ProblemsError} when either side is not a valid manifest
+ *
+ * @example
+ * ```ts
+ * import { compareFiles } from "./manifest_work.ts";
+ * const t = (s: string) => new TextEncoder().encode(s);
+ * const ns = "schema_version = 1\n[namespace.environments.prod]\n";
+ * const before = new Map([["namespace.toml", t(ns)]]);
+ * const after = new Map([["namespace.toml", t(ns + "public_evaluate = true\n")]]);
+ * const { impact, changes } = compareFiles(before, after, true);
+ * if (impact.join() !== "prod" || changes?.length !== 1) throw new Error();
+ * ```
+ */
+export function compareFiles(
+  before: ReadonlyMap<string, Uint8Array>,
+  after: ReadonlyMap<string, Uint8Array>,
+  values: boolean,
+): Comparison {
+  const a = manifestOfFiles(before, { stored: true });
+  const b = manifestOfFiles(after, { stored: true });
+  return { impact: environmentsAffected(a, b), changes: values ? valueChanges(a, b) : null };
 }
 
 /**

@@ -16,6 +16,8 @@ import type { ValidateOptions } from "../flags/validate.ts";
 import { packArchive } from "../closure/archive.ts";
 import {
   checkFiles,
+  compareFiles,
+  type Comparison,
   decodeUpload,
   loadFiles,
   type ManifestCheck,
@@ -125,12 +127,12 @@ export class ManifestWorkers {
       await yieldToEventLoop(); // what the caller does next starts on a fresh turn
       return prepared;
     }
-    const { files, message } = await decodeUpload(bytes, format);
-    if (small(files)) return await prepareFiles(files, message);
+    const { files, message, propose } = await decodeUpload(bytes, format);
+    if (small(files)) return await prepareFiles(files, message, propose);
     const packed = packFiles(files);
     return fromPrepared(
       await this.#run<PreparedReply>(
-        { id: 0, op: "prepare", files: packed, message },
+        { id: 0, op: "prepare", files: packed, message, propose },
         transferablesOf(packed),
       ),
     );
@@ -205,6 +207,30 @@ export class ManifestWorkers {
     return await this.#run<Uint8Array>(
       { id: 0, op: "archive", files: packed },
       transferablesOf(packed),
+    );
+  }
+
+  /**
+   * Compares two valid file sets, off the event loop when large: the
+   * environments whose evaluation can differ and, with `values`, what
+   * changed value by value (lib/workers/manifest_work.ts `compareFiles`).
+   *
+   * @param before the files before
+   * @param after the files after
+   * @param values whether to list the value changes too
+   * @returns the comparison
+   */
+  async compare(
+    before: ReadonlyMap<string, Uint8Array>,
+    after: ReadonlyMap<string, Uint8Array>,
+    values = false,
+  ): Promise<Comparison> {
+    if (small(before) && small(after)) return compareFiles(before, after, values);
+    const a = packFiles(before);
+    const b = packFiles(after);
+    return await this.#run<Comparison>(
+      { id: 0, op: "compare", before: a, after: b, values },
+      [...transferablesOf(a), ...transferablesOf(b)],
     );
   }
 
@@ -297,6 +323,7 @@ function fromPrepared(reply: PreparedReply): PreparedUpload {
   return {
     files,
     message: reply.message,
+    propose: reply.propose,
     blobIds,
     closureHash: reply.closureHash,
     problems: JSON.parse(reply.problems),

@@ -50,6 +50,7 @@ const PAGES: [string, string][] = [
   ["/ui/t/acme/ns/web/versions", "first flags"],
   ["/ui/t/acme/ns/web/versions/1", "flags/new-checkout.toml"],
   ["/ui/t/acme/ns/web/diff?from=0&to=1", "new-checkout"],
+  ["/ui/t/acme/ns/web/changes", "Protected environments"],
   ["/ui/t/acme/tokens", "Tokens"],
   ["/ui/t/acme/people", "People"],
   ["/ui/t/acme/audit", "login.succeeded"],

@@ -8,27 +8,11 @@
 import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
 import { hashFileSet } from "../../lib/closure/hash.ts";
 import { commitVersion } from "../../lib/store/versions.ts";
+import { formFields } from "./forms.ts";
 import { consoleTest, type ConsoleWorld, FIXTURE, type LoadedPage, type Person } from "./world.ts";
 
 const FORM = "/ui/t/acme/ns/web/flags/new-checkout/change";
 const VERSIONS = "/api/v1/tenants/acme/namespaces/web/versions";
-
-/** The fields of the form that holds the button `step=<step>`, as a browser would send them. */
-function formFields(page: LoadedPage, step: string): Record<string, string> {
-  const button = page.doc.querySelector(`button[name="step"][value="${step}"]`);
-  assert(button !== null, `no ${step} button in:\n${page.text}`);
-  const form = button.closest("form");
-  const out: Record<string, string> = {};
-  for (const el of form.querySelectorAll("input, select")) {
-    const name = el.getAttribute("name");
-    if (name === null || name === "_csrf") continue;
-    out[name] = el.tagName === "SELECT"
-      ? (el.querySelector("option[selected]") ?? el.querySelector("option")).getAttribute("value")
-      : el.getAttribute("value") ?? "";
-  }
-  out.step = step;
-  return out;
-}
 
 /** The lines a diff on the page adds. */
 function added(page: LoadedPage): string[] {

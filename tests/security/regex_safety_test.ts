@@ -47,7 +47,7 @@ const REVIEWED: readonly { file: string; pattern: string; why: string }[] = [
     why: "a slug (no regex metacharacters but the escaped dot) and linear pieces; matched on " +
       "the agent's own directory entries",
   },
-  ...(["tok_", "usr_", "ssn_", ""] as const).map((prefix) => ({
+  ...(["tok_", "usr_", "ssn_", "cr_", ""] as const).map((prefix) => ({
     file: "lib/http/params.ts",
     pattern: `new RegExp(\`^${prefix}\${ULID}$\`)`,
     why: "built from the constant ULID pattern; the built patterns are checked below",

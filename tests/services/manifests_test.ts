@@ -50,6 +50,7 @@ serviceTest(
     const pushed = await pushManifest(w.services, writer, web, {
       upload: upload(["prod"], "first"),
     }, ctx);
+    if ("proposed" in pushed) throw new Error("a push without propose commits");
     assertEquals(pushed.changed, true);
     assertEquals(pushed.version.version, 1);
     assertEquals(pushed.version.message, "first");
@@ -69,6 +70,7 @@ serviceTest(
       { upload: upload(["prod"]) },
       ctx,
     );
+    if ("proposed" in again) throw new Error("a push without propose commits");
     assertEquals(again.changed, false);
     assertEquals(again.version.version, 1);
     assertEquals(w.changes, ["ns:acme/web"]);
@@ -167,6 +169,7 @@ serviceTest(
   async (w) => {
     await pushManifest(w.services, w.superadmin, web, { upload: upload(["prod"]) }, ctx);
     const back = await rollbackManifest(w.services, w.superadmin, web, { version: 0 }, ctx);
+    if ("proposed" in back) throw new Error("a rollback without propose commits");
     assertEquals(back.changed, true);
     assertEquals(back.version.version, 2);
     assertEquals(back.version.message, "rollback to version 0");
@@ -227,6 +230,7 @@ async function pushDark(w: ServiceWorld, extra: Record<string, string> = {}): Pr
   const pushed = await pushManifest(w.services, w.superadmin, web, {
     upload: { format: "json", bytes },
   }, ctx);
+  if ("proposed" in pushed) throw new Error("a push without propose commits");
   return pushed.version.version;
 }
 

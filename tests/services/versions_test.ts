@@ -38,6 +38,7 @@ async function push(w: ServiceWorld, files: Record<string, string>, message = "p
   const pushed = await pushManifest(w.services, w.superadmin, web, {
     upload: { format: "json", bytes },
   }, ctx);
+  if ("proposed" in pushed) throw new Error("a push without propose commits");
   return pushed.version.version;
 }
 
