@@ -7,6 +7,8 @@
  * @module
  */
 import { runCommandLine } from "./lib/cli/dispatch.ts";
+import { parseResolveArgs } from "./lib/cli/resolve_args.ts";
+import { deferPatternEngine } from "./lib/flags/compile_defer.ts";
 
 /**
  * Runs `cfgtool` with the given arguments and returns the exit status.
@@ -32,5 +34,8 @@ export async function runCli(args: string[]): Promise<number> {
 }
 
 if (import.meta.main) {
+  // `resolve` loads the `matches` engine only when the workspace has a `matches`
+  // predicate (lib/workspace/files.ts); other commands load it with the engine.
+  if (parseResolveArgs(Deno.args) !== undefined) deferPatternEngine();
   Deno.exit(await runCli(Deno.args));
 }

@@ -60,6 +60,8 @@ const rules = {
   sdkReach: (g: ImportGraph) => reachInto(g, "client", SERVER_SIDE),
   flagsAndClosureImports: (g: ImportGraph) => importsOutside(g, ["flags", "closure"], ["protocol"]),
   observabilityImportsLeaves: (g: ImportGraph) => importsOutside(g, ["metrics", "telemetry"], []),
+  mcpIsAClient: (g: ImportGraph) =>
+    importsOutside(g, ["mcp"], ["client", "flags", "closure", "protocol"]),
   webImportsNoStore: (g: ImportGraph) => [
     ...importsInto(g, "http", ["store"]),
     ...importsInto(g, "console", ["store"]),
@@ -70,8 +72,11 @@ const rules = {
     importsInto(
       g,
       "cli",
-      ["http", "events", "server"],
-      (e) => e.from === "lib/cli/serve.ts" && e.to.startsWith("lib/server/"),
+      ["http", "events", "server", "relay"],
+      // the two commands that run a service rather than call one
+      (e) =>
+        (e.from === "lib/cli/serve.ts" && e.to.startsWith("lib/server/")) ||
+        (e.from === "lib/cli/relay.ts" && e.to.startsWith("lib/relay/")),
     ),
 };
 
@@ -154,7 +159,11 @@ Deno.test("lib/metrics and lib/telemetry import only each other and leaves", asy
   assertNone(rules.observabilityImportsLeaves(await repo()));
 });
 
-Deno.test("the CLI reaches the service only through the SDK (no http/, events/, server/)", async () => {
+Deno.test("the MCP server is a client of the API: client, flags, closure, protocol and leaves", async () => {
+  assertNone(rules.mcpIsAClient(await repo()));
+});
+
+Deno.test("the CLI reaches the service only through the SDK (no http/, events/, server/, relay/)", async () => {
   assertNone(rules.cliUsesSdk(await repo()));
 });
 
@@ -375,16 +384,19 @@ Deno.test("lib/flags or lib/closure importing store/, workers/ or the SDK is rep
   ]);
 });
 
-Deno.test("the CLI importing http/, events/ or server/ is reported, bar serve.ts -> server/", () => {
+Deno.test("the CLI importing http/, events/, server/ or relay/ is reported, bar serve and relay", () => {
   const graph = made({
     "lib/cli/serve.ts": 'const { start } = await import("../server/start.ts");',
     "lib/cli/watch.ts": 'import { hub } from "../events/hub.ts";',
     "lib/cli/admin.ts": 'import { app } from "../http/app.ts";\nimport "../server/start.ts";',
     "lib/cli/pull.ts": 'import { ServiceClient } from "../client/api.ts";',
+    "lib/cli/relay.ts": 'const { relay } = await import("../relay/serve.ts");',
+    "lib/cli/push.ts": 'import { Holdings } from "../relay/holdings.ts";',
   });
   assertEquals(pairs(rules.cliUsesSdk(graph)), [
     "lib/cli/admin.ts -> lib/http/app.ts",
     "lib/cli/admin.ts -> lib/server/start.ts",
+    "lib/cli/push.ts -> lib/relay/holdings.ts",
     "lib/cli/watch.ts -> lib/events/hub.ts",
   ]);
 });

@@ -25,6 +25,14 @@
  * `expires_at` against the clock on every request. Unknown digests are
  * never cached, so a token created anywhere works at once.
  *
+ * Human sessions are kept the same way ({@linkcode CredentialCache.findSession}):
+ * the session record and its user's existence are read with the epoch of
+ * the same snapshot, and ending a session or deleting a user bumps the
+ * epoch. Absolute expiry is checked against the clock on every request;
+ * the idle limit too, and a session that looks idle from the cache is read
+ * again before it is refused (another process may have recorded a later
+ * use).
+ *
  * The same knowledge serves other per-process verdicts about credentials:
  * {@linkcode CredentialCache.generation} changes whenever cached records
  * are dropped, so a verdict computed under one generation (what an open
@@ -37,6 +45,8 @@
 import { sha256 } from "@noble/hashes/sha2";
 import { readCredentialEpoch, readTokenAtEpoch } from "../store/credential_epoch.ts";
 import { findTokenIdByDigest, type TokenRecord } from "../store/tokens.ts";
+import { readSessionAtEpoch } from "../store/credential_epoch.ts";
+import { findSessionByDigest, normalizeSession, type SessionRecord } from "../store/sessions.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -63,6 +73,18 @@ interface Cached {
   entry: Deno.KvEntry<TokenRecord>;
   epoch: bigint;
   local: number;
+}
+
+interface CachedSession {
+  session: SessionRecord;
+  epoch: bigint;
+  local: number;
+}
+
+/** What never changes about a session: its id and its user. */
+interface SessionIds {
+  id: string;
+  user: string;
 }
 
 /**
@@ -97,6 +119,8 @@ export class CredentialCache {
   readonly #listeners = new Set<() => void>();
   readonly #touches = new Map<string, number>();
   readonly #digests = new Map<string, string>();
+  readonly #sessionIds = new Map<string, SessionIds>();
+  readonly #sessions = new Map<string, CachedSession>();
   /** The newest epoch this process knows; null before the first read. */
   #epoch: bigint | null = null;
   /** Bumped by every change made through this process. */
@@ -111,6 +135,10 @@ export class CredentialCache {
   hits = 0;
   /** Lookups that read the KV (for tests and metrics). */
   misses = 0;
+  /** Session lookups answered from the cache (for tests; not in the `credentials` metric). */
+  sessionHits = 0;
+  /** Session lookups that read the KV (for tests; not in the `credentials` metric). */
+  sessionMisses = 0;
 
   /**
    * @param kv the store
@@ -194,6 +222,80 @@ export class CredentialCache {
   }
 
   /**
+   * The session whose digest is `digest`, or null when there is none or
+   * its user no longer exists. Answered from the cache while the record is
+   * current (see the module documentation), else read from the KV with the
+   * epoch; `fresh` reads the KV in any case. The caller still checks the
+   * digest, expiry and idle limit.
+   *
+   * @param digest hex HMAC of the presented `ses_…` secret
+   * @param fresh read the KV even when a current record is cached
+   * @returns the session, or null
+   *
+   * @example
+   * ```ts
+   * import { CredentialCache } from "./credential_cache.ts";
+   * import { createSession } from "./sessions.ts";
+   * import { hmacHex } from "./digest.ts";
+   * import { randomTokenKey } from "./hmac_key.ts";
+   * import { createUser } from "../store/users.ts";
+   * const kv = await Deno.openKv(":memory:");
+   * const key = await randomTokenKey();
+   * const user = await createUser(kv, { email: "a@b.c" });
+   * const { session, secret } = await createSession(kv, key, { user: user.id });
+   * const cache = new CredentialCache(kv);
+   * await cache.start();
+   * const digest = await hmacHex(key, secret);
+   * if ((await cache.findSession(digest))?.id !== session.id) throw new Error();
+   * if ((await cache.findSession(digest))?.id !== session.id || cache.sessionHits !== 1) throw new Error();
+   * cache.close();
+   * kv.close();
+   * ```
+   */
+  async findSession(digest: string, fresh = false): Promise<SessionRecord | null> {
+    let ids = this.#sessionIds.get(digest);
+    if (ids === undefined) {
+      const found = await findSessionByDigest(this.#kv, digest);
+      if (found === null) return null; // never remembered: the session may be made later
+      ids = { id: found.id, user: found.user_id };
+      if (this.#sessionIds.size >= this.#max) this.#sessionIds.clear();
+      this.#sessionIds.set(digest, ids); // a digest names one session, of one user, forever
+    }
+    const cached = this.#sessions.get(ids.id);
+    if (!fresh && cached !== undefined && this.#current(cached.epoch, cached.local)) {
+      this.sessionHits++;
+      return cached.session;
+    }
+    this.sessionMisses++;
+    const local = this.#local;
+    const read = await readSessionAtEpoch(this.#kv, ids.id, ids.user);
+    if (this.#epoch === null || read.epoch > this.#epoch) this.#see(read.epoch);
+    if (read.session === null || !read.userExists) {
+      this.#sessions.delete(ids.id);
+      return null;
+    }
+    const session = normalizeSession(read.session);
+    if (this.#current(read.epoch, local)) {
+      if (this.#sessions.size >= this.#max) this.#sessions.clear();
+      this.#sessions.set(ids.id, { session, epoch: read.epoch, local });
+    }
+    return session;
+  }
+
+  /**
+   * Notes a recorded use of a session (`last_seen_at`, which changes
+   * nothing it may do) in its cached record.
+   *
+   * @param id the session id
+   * @param lastSeenAt the time written (RFC 3339)
+   */
+  sessionSeen(id: string, lastSeenAt: string): void {
+    const cached = this.#sessions.get(id);
+    if (cached === undefined || cached.session.last_seen_at >= lastSeenAt) return;
+    this.#sessions.set(id, { ...cached, session: { ...cached.session, last_seen_at: lastSeenAt } });
+  }
+
+  /**
    * Replaces a cached record after a write that does not change what the
    * token may do (`last_used_at`), so the next lookup sees the write.
    *
@@ -206,11 +308,12 @@ export class CredentialCache {
   }
 
   /**
-   * Claims the `last_used_at` write of a token: true when this process
-   * made no claim for it within `intervalMs`, so that a record whose write
-   * lost a race (or is still in flight) is not written on every request.
+   * Claims the `last_used_at` write of a token (or the `last_seen_at`
+   * write of a session): true when this process made no claim for it
+   * within `intervalMs`, so that a record whose write lost a race (or is
+   * still in flight) is not written on every request.
    *
-   * @param id the token id
+   * @param id the token or session id
    * @param nowMs the request time, ms since the epoch
    * @param intervalMs the throttle interval
    * @returns whether the caller should write
@@ -234,6 +337,7 @@ export class CredentialCache {
     this.#local++;
     this.#generation++;
     this.#records.clear();
+    this.#sessions.clear();
   }
 
   /**
@@ -304,6 +408,8 @@ export class CredentialCache {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     this.#records.clear();
+    this.#sessions.clear();
+    this.#sessionIds.clear();
     this.#ids.clear();
     this.#touches.clear();
     this.#digests.clear();
@@ -328,6 +434,7 @@ export class CredentialCache {
     this.#epoch = epoch;
     this.#generation++;
     this.#records.clear();
+    this.#sessions.clear();
     if (!first) this.#notify();
   }
 

@@ -20,7 +20,7 @@ import { bearerCredential } from "./bearer.ts";
 import { type AuthDeps, clock, type RequestContext } from "./deps.ts";
 import { digestsEqual, hmacHex } from "./digest.ts";
 import { assertPublicEvaluate } from "./public_gate.ts";
-import { findSession, type SessionRecord } from "./sessions.ts";
+import { findLiveSession, type SessionRecord } from "./sessions.ts";
 import { parseToken } from "./token_format.ts";
 
 /** How often `last_used_at` (and `token.authenticated`) is written per token. */
@@ -205,7 +205,7 @@ export async function authenticateCredential(
   ctx: RequestContext,
 ): Promise<Principal> {
   if (credential.startsWith("ses_")) {
-    const session = await findSession(deps.kv, deps.key, credential, clock(deps));
+    const session = await findLiveSession(deps, credential, clock(deps));
     if (session === null) throw new UnauthorizedError("Unknown or expired session");
     return sessionPrincipal(session);
   }

@@ -7,7 +7,9 @@
  * found exactly as `cfgtool serve` finds it (`--token-key-file`, else
  * `CFGTOOL_TOKEN_KEY_FILE`, else `token.key` beside the KV data, created when
  * missing), so the secrets printed here authenticate against that server.
- * Each secret or id is printed alone on the last line of stdout.
+ * Each secret or id is printed alone on the last line of stdout. Each
+ * command first checks the store's layout (lib/store/layout.ts): it refuses
+ * a store of a newer or an older layout than this release's.
  *
  * @module
  */
@@ -54,7 +56,9 @@ export function registerAdminCommands(program: Command): void {
     .command("admin")
     .description(
       "Server-host administration on the KV store directly: bootstrap (superadmin token),\n" +
-        "users, sessions, backup, restore and the full check of the store.",
+        "users, sessions, backup, restore and the full check of the store. The commands that\n" +
+        "open the store refuse one whose layout is newer than this cfgtool's (exit 3) or\n" +
+        "older (start cfgtool serve of this version on it first: it migrates the store).",
     )
     .addHelpText("after", EXAMPLES);
 
@@ -120,7 +124,7 @@ export function registerAdminCommands(program: Command): void {
       }
       // lazy: auth/ (node:crypto) loads only for admin commands
       const { rekeyStore } = await import("../auth/rekey.ts");
-      const kv = await openKv(spec);
+      const kv = await openStore(spec);
       try {
         const keyFile = opts.tokenKeyFile ?? Deno.env.get("CFGTOOL_TOKEN_KEY_FILE");
         const r = await rekeyStore(
@@ -156,7 +160,7 @@ export function registerAdminCommands(program: Command): void {
     .action(async (opts) => {
       // lazy: the user store loads only for admin commands
       const { createUser } = await import("../store/users.ts");
-      const kv = await openKv(kvSpec(opts.kv));
+      const kv = await openStore(kvSpec(opts.kv));
       try {
         const u = await asUsage(() => createUser(kv, { email: opts.email }));
         if (opts.json) return console.log(JSON.stringify(u, null, 2));
@@ -248,7 +252,9 @@ export function registerAdminCommands(program: Command): void {
       "Make a one-time link that opens the web console as the installation's operator " +
         "(superadmin rights, except issuing superadmin tokens) for the person with this email; " +
         "prints the link on the last line. It works once, for --ttl; the session it opens " +
-        "ends after 8 hours, or 30 minutes without a request.",
+        "ends after 8 hours, or 30 minutes without a request. Run it on the server's store " +
+        "(CFGTOOL_KV or --kv, as for serve): a server on another store does not know the link. " +
+        "On a new installation's store, serve prints such a link itself when it starts.",
     )
     .option("--kv <location>", KV_HELP)
     .requiredOption("--user <email>", "the operator's email (a user is made when it is new)")
@@ -258,7 +264,7 @@ export function registerAdminCommands(program: Command): void {
     .addHelpText(
       "after",
       "\nExamples:\n" +
-        "  cfgtool admin console-link --kv ./cfgtool-data/kv.sqlite3 --user ops@example.com\n" +
+        "  cfgtool admin console-link --user ops@example.com --url http://127.0.0.1:8080\n" +
         "  cfgtool admin console-link --kv /var/lib/cfgtool/kv.sqlite3 --user ops@example.com \\\n" +
         "    --url https://flags.example.com --ttl 5m\n",
     )
@@ -400,11 +406,30 @@ async function withKv(
       "--kv :memory: is a store private to one process: name the server's KV file instead",
     );
   }
-  const kv = await openKv(spec);
+  const kv = await openStore(spec);
   try {
     await asUsage(() => fn(kv));
   } finally {
     kv.close();
+  }
+}
+
+/**
+ * Opens the server's KV for an admin command, after its layout check
+ * (lib/store/layout.ts): a store written by a newer cfgtool is refused
+ * (exit 3), and so is an older layout (`cfgtool serve` of this version
+ * migrates it first); a new store gets this release's layout record.
+ */
+async function openStore(spec: string): Promise<Deno.Kv> {
+  const kv = await openKv(spec);
+  try {
+    // lazy: the layout modules load only for admin commands
+    const { prepareLayout } = await import("../store/layout.ts");
+    await prepareLayout(kv, { migrate: false });
+    return kv;
+  } catch (err) {
+    kv.close();
+    throw err;
   }
 }
 
@@ -427,7 +452,7 @@ async function withStore(
     );
   }
   const keyFile = opts.tokenKeyFile ?? Deno.env.get("CFGTOOL_TOKEN_KEY_FILE");
-  const kv = await openKv(spec);
+  const kv = await openStore(spec);
   try {
     const loaded = await openTokenKey(
       kv,

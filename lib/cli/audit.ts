@@ -202,7 +202,8 @@ const ABOUT = "\nOutput:\n" +
   "Event types: tenant.created, tenant.deleted, namespace.created, namespace.deleted,\n" +
   "manifest.pushed, manifest.rolled_back, admin.added, admin.removed,\n" +
   "tenant.login_policy_changed, login.succeeded, login.failed, session.revoked,\n" +
-  "token.created, token.rotated, token.revoked, token.expired, token.authenticated.\n";
+  "token.created, token.rotated, token.revoked, token.expired, token.authenticated,\n" +
+  "store.migration_started, store.migration_finished (the installation's own).\n";
 
 /**
  * Registers `audit` and its subcommand `list`.

@@ -3,7 +3,8 @@
  * success; 1 lint problems, unresolvable variable or a failed operation
  * (a request the server refused, a 400 `invalid_request` included); 2 usage
  * errors (bad flags, missing workspace: the command line's own mistakes,
- * found before anything is sent). Unknown errors print one line
+ * found before anything is sent); 3 a store written by a newer cfgtool
+ * (`store_layout_newer`: upgrade cfgtool, do not retry). Unknown errors print one line
  * (never a stack trace unless `CFGTOOL_DEBUG=1`) and exit 1. A rejected
  * credential or an unreachable server is followed by what to check
  * (lib/cli/error_hints.ts).
@@ -25,11 +26,14 @@ const USAGE_CODES = new Set([
   "kv_access_token_missing",
 ]);
 
+/** Error codes with an exit status of their own. */
+const OWN_STATUS: ReadonlyMap<string, number> = new Map([["store_layout_newer", 3]]);
+
 /**
  * Maps an error to its exit status and writes its lines to stderr.
  *
  * @param err what was thrown
- * @returns the exit status (1 or 2)
+ * @returns the exit status (1, 2 or 3)
  *
  * @example
  * ```ts
@@ -55,7 +59,7 @@ export function exitCodeFor(err: unknown, write: (line: string) => void = printE
   if (err instanceof CfgtoolError) {
     write(`error: ${err.message}`);
     for (const line of hintsFor(err)) write(line);
-    return 1;
+    return OWN_STATUS.get(err.code) ?? 1;
   }
   const message = err instanceof Error ? err.message : String(err);
   write(`error: ${message}`);

@@ -17,6 +17,7 @@ import {
   problemsFromCwd,
   rebasingProblems,
 } from "./problem_output.ts";
+import { registerFlagsNewCommand } from "./scaffold.ts";
 
 /** The output of one `flags lint` run, for tests and callers that print elsewhere. */
 export interface LintOutput {
@@ -263,6 +264,8 @@ export function registerFlagsCommands(program: Command): void {
   const flags = program
     .command("flags")
     .description("Work with flag manifests on disk (namespace.toml, flags/, segments/)");
+
+  registerFlagsNewCommand(flags);
 
   flags
     .command("lint")

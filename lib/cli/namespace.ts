@@ -2,7 +2,8 @@
  * `cfgtool namespace …`: namespaces of a tenant on a remote service (create,
  * list, show, delete), their human admins, their manifest versions and
  * rollback. `create`, `show`, `delete` and `admin` are built as for tenants
- * (lib/cli/scope_commands.ts).
+ * (lib/cli/scope_commands.ts); `init`, which starts a manifest directory on
+ * disk, lives in lib/cli/scaffold.ts.
  *
  * @module
  */
@@ -18,8 +19,10 @@ import {
 } from "./remote_options.ts";
 import * as scoped from "./scope_commands.ts";
 import { registerProtectCommand } from "./change.ts";
+import { registerNamespaceInitCommand } from "./scaffold.ts";
 
 const EXAMPLES = "\nExamples:\n" +
+  "  cfgtool namespace init checkout-flags --env production --env staging\n" +
   '  cfgtool namespace create checkout --tenant acme --description "Checkout service"\n' +
   "  cfgtool namespace list --tenant acme\n" +
   "  cfgtool namespace versions --tenant acme --namespace checkout\n" +
@@ -44,8 +47,13 @@ const EXAMPLES = "\nExamples:\n" +
 export function registerNamespaceCommands(program: Command): void {
   const ns = program
     .command("namespace")
-    .description("Manage the flag namespaces of a tenant on a cfgtool service.")
+    .description(
+      "Manage the flag namespaces of a tenant on a cfgtool service; `init` starts a " +
+        "namespace's manifest directory on disk.",
+    )
     .addHelpText("after", EXAMPLES);
+
+  registerNamespaceInitCommand(ns);
 
   scoped.registerCreateCommand(
     ns,

@@ -14,6 +14,7 @@ import { Command } from "commander";
 import { versionText } from "../version.ts";
 import { registerWorkspaceCommands } from "./workspace.ts";
 import { registerServeCommand } from "./serve.ts";
+import { registerRelayCommand } from "./relay.ts";
 import { registerFlagsCommands } from "./flags.ts";
 import { registerRemoteCommands } from "./remote.ts";
 import { registerAuditCommands } from "./audit.ts";
@@ -22,6 +23,9 @@ import { registerChangeCommands } from "./change.ts";
 import { registerLoginCommands } from "./login.ts";
 import { registerWatchCommand } from "./watch.ts";
 import { registerCompletionsCommand } from "./completions.ts";
+import { registerImportCommand } from "./import.ts";
+import { registerExportCommand } from "./export.ts";
+import { registerMcpCommand } from "./mcp.ts";
 
 /**
  * Builds the command tree. Commander is told not to call `process.exit`;
@@ -52,6 +56,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerWorkspaceCommands(program);
   registerServeCommand(program);
+  registerRelayCommand(program);
   registerFlagsCommands(program);
   registerRemoteCommands(program);
   registerAuditCommands(program);
@@ -59,7 +64,10 @@ export function buildProgram(): Command {
   registerChangeCommands(program);
   registerLoginCommands(program);
   registerWatchCommand(program);
+  registerMcpCommand(program);
   registerCompletionsCommand(program);
+  registerImportCommand(program);
+  registerExportCommand(program);
   overrideExits(program as unknown as Command);
   tidyHelp(program as unknown as Command);
   return program as unknown as Command;

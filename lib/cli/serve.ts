@@ -11,6 +11,7 @@ import { type Command, Option } from "commander";
 import { DEFAULT_SETTINGS, DESCRIPTOR_RESERVE } from "../settings.ts";
 import { createLogger, LOG_LEVELS } from "../log.ts";
 import { formatDuration } from "./duration.ts";
+import { TRUSTED_PROXY_OPTION, trustedProxyValues } from "./trusted_proxy_option.ts";
 import {
   applyConfigFile,
   type ConfigurableCommand,
@@ -115,6 +116,7 @@ export function registerServeCommand(program: Command): void {
         "clients may); prefer the variable or the config file: flags show in ps",
     ).env("CFGTOOL_METRICS_TOKEN"),
   );
+  cmd.option(...TRUSTED_PROXY_OPTION);
   cmd.option(
     "--audit-retention <duration>",
     "delete audit entries, and expired or revoked token records, older than this " +
@@ -163,6 +165,7 @@ export function registerServeCommand(program: Command): void {
             );
           }
         }
+        const trustedProxies = await trustedProxyValues(self.opts().trustedProxy);
         const scheme = v.tls ? "https" : "http";
         const onListen = ({ hostname, port }: { hostname: string; port: number }) =>
           console.log(`cfgtool listening on ${scheme}://${hostname}:${port}`);
@@ -170,8 +173,13 @@ export function registerServeCommand(program: Command): void {
           // The parent checks the pair once, so a bad one fails here and not in every worker.
           if (v.tls) await (await import("../server/tls.ts")).readTlsPair(v.tls);
           // lazy: the parent of a group serves nothing itself
-          const { serveWorkers } = await import("../server/supervisor.ts");
+          const [{ serveWorkers }, { announceFirstRunOn }] = await Promise.all([
+            import("../server/supervisor.ts"),
+            import("../server/first_run.ts"),
+          ]);
           const { args, env } = workerLaunch(self);
+          const log = createLogger(v.logLevel);
+          let firstRun: Promise<void> = Promise.resolve();
           await serveWorkers({
             workers: v.workers,
             hostname: v.hostname,
@@ -179,10 +187,25 @@ export function registerServeCommand(program: Command): void {
             args,
             env,
             reloads,
-            log: createLogger(v.logLevel),
+            log,
             signal: ac.signal,
-            onListen,
+            onListen: (addr) => {
+              onListen(addr);
+              // The parent, not a worker, so the group prints one first-run line.
+              firstRun = announceFirstRunOn(
+                { kv: v.kv, ...(v.tokenKeyFile ? { tokenKeyFile: v.tokenKeyFile } : {}) },
+                {
+                  scheme,
+                  hostname: addr.hostname,
+                  port: addr.port,
+                  ...(v.publicUrl ? { publicUrl: v.publicUrl } : {}),
+                },
+                log,
+                (line) => console.log(line),
+              );
+            },
           });
+          await firstRun;
           return;
         }
         if (v.worker !== undefined) stopWhenStdinCloses(ac);
@@ -199,12 +222,15 @@ export function registerServeCommand(program: Command): void {
           mailFrom: v.mailFrom,
           ...(v.tls ? { tls: v.tls } : {}),
           ...(v.metricsToken ? { metricsToken: v.metricsToken } : {}),
+          ...(trustedProxies.length > 0 ? { trustedProxies } : {}),
           ...(configFile !== undefined ? { configFile } : {}),
           logLevel: v.logLevel,
           reloads,
           signal: ac.signal,
           onListen,
-          ...(v.worker !== undefined ? { worker: v.worker } : {}),
+          ...(v.worker !== undefined
+            ? { worker: v.worker }
+            : { onFirstRun: (line: string) => console.log(line) }),
         });
       } finally {
         if (hangups) Deno.removeSignalListener("SIGHUP", onHup);
@@ -229,6 +255,15 @@ CFGTOOL_METRICS_TOKEN), the variable over the file, the file over the default. A
 unknown key or a value of the wrong type stops the start (exit 2), naming the
 file, the line and the nearest known key.
 
+First run: on a new installation's store (no tenant and no user yet) serve prints
+one more line after its listening line: a one-time link that opens the web
+console as the installation's operator, to create the first tenant (the link
+\`cfgtool admin console-link\` makes: it works once, for 10 minutes). Only when
+the link can be opened: the server listens on a loopback address, or
+--public-url names its origin; elsewhere the line says how to make one. The
+link is printed nowhere else, the log included; a store that is not new gets no
+line. With --workers the line is printed once.
+
 TLS: --tls-cert and --tls-key (PEM files, given together) make the service speak
 HTTPS, HTTP/2 or HTTP/1.1 by ALPN; the listening line then says https://. On
 SIGHUP it reads both files again: new connections get the new certificate, open
@@ -238,6 +273,13 @@ parent reaches every worker. Replace both files first, then send SIGHUP.
 
 Logs: JSON lines on stderr; --log-level debug|info|warn|error drops the lines
 below the level (debug adds connection errors such as failed TLS handshakes).
+
+Store layout: the store records the version of its layout. At start serve
+records it on a new store, refuses a store that a newer cfgtool migrated (exit 3:
+run that cfgtool or a newer one), and migrates an older store before it listens,
+in batches that resume after a restart, audited, by one process while the others
+wait. Layouts never move back: back the store up (cfgtool admin backup) before an
+upgrade. See docs/operations.md, Upgrading.
 
 Audit retention: --audit-retention (default 400d) deletes audit entries, and
 expired or revoked token records, older than it, in batches, every
@@ -249,6 +291,15 @@ metadata address is refused when the webhook is made and again at each delivery.
 --webhook-allow-private lifts that (a receiver on this host or your network).
 A failed delivery is retried after --webhook-retry-base-ms (5 s), then 6, 24,
 120, 720 and 4320 times it (30 s … 6 h). See docs/webhooks.md.
+
+Behind a load balancer: --trusted-proxy 10.0.0.0/8 (repeat it, or in the config
+file one string: trusted-proxy = "10.0.0.0/8 127.0.0.1") names the proxies in
+front of serve. Only a request whose connection comes from one of them may name
+its client in X-Forwarded-For: the header is read from the right, trusted
+proxies are skipped, and the first other address is the client; the per-IP
+sign-in limits count it and each request log line shows it as client_ip.
+Anyone else's X-Forwarded-For is ignored. Without the option the connection's
+address is the client, whatever the headers say.
 
 Metrics: GET /metrics answers loopback clients; with --metrics-token (better:
 CFGTOOL_METRICS_TOKEN or the config file, which ps does not show) also any client

@@ -63,6 +63,8 @@ export interface ConfigurableCommand {
   getOptionValueSource(key: string): string | undefined;
   /** Sets an option's value, recording where it came from. */
   setOptionValueWithSource(key: string, value: unknown, source: "config"): unknown;
+  /** The command's name (`serve`, `relay`), named in the unknown-key hint; default `serve`. */
+  name?(): string;
 }
 
 /** Flags that are never keys of the file. */
@@ -180,6 +182,7 @@ export function configValues(
   keys: readonly ConfigKey[],
   path: string,
   text: string,
+  command = "serve",
 ): Map<string, string | boolean> {
   const byKey = new Map(keys.map((k) => [k.key, k]));
   const values = new Map<string, string | boolean>();
@@ -195,7 +198,7 @@ export function configValues(
         name,
         name === "config"
           ? 'unknown key "config": a configuration file cannot name another one'
-          : `unknown key ${JSON.stringify(name)}${unknownKeyHint(name, byKey.keys())}`,
+          : `unknown key ${JSON.stringify(name)}${unknownKeyHint(name, byKey.keys(), command)}`,
       );
       continue;
     }
@@ -214,8 +217,8 @@ export function configValues(
   return values;
 }
 
-/** Keys whose values are secrets: no problem report quotes them. */
-export const SECRET_KEYS: ReadonlySet<string> = new Set(["metrics-token", "smtp-url"]);
+/** Keys whose values are secrets: no problem report quotes them (`token`: the relay's own). */
+export const SECRET_KEYS: ReadonlySet<string> = new Set(["metrics-token", "smtp-url", "token"]);
 
 function article(word: string): string {
   return /^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`;
@@ -248,9 +251,11 @@ function redactedSyntaxProblem(problem: Problem, text: string): Problem {
   };
 }
 
-function unknownKeyHint(name: string, known: Iterable<string>): string {
+function unknownKeyHint(name: string, known: Iterable<string>, command: string): string {
   const hint = didYouMean(name, known);
-  return hint !== "" ? hint : " (the keys are the flags of `cfgtool serve --help`, without --)";
+  return hint !== ""
+    ? hint
+    : ` (the keys are the flags of \`cfgtool ${command} --help\`, without --)`;
 }
 
 function convert(value: unknown, kind: ConfigValueKind): string | boolean | undefined {
@@ -323,7 +328,7 @@ export async function applyConfigFile(
   const parsed = parseToml(text, path);
   if (!parsed.ok) throw new ConfigFileError(path, [redactedSyntaxProblem(parsed.problem, text)]);
   const keys = configKeys(command.options);
-  const values = configValues(parsed.table, keys, path, text);
+  const values = configValues(parsed.table, keys, path, text, command.name?.() ?? "serve");
   for (const [attribute, value] of values) {
     const source = command.getOptionValueSource(attribute);
     if (source === undefined || source === "default" || source === "config") {

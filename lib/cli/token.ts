@@ -4,7 +4,9 @@
  * stdout, so `| tail -n1` captures it; everything else about it goes before
  * it or to stderr. Creating or rotating a token whose lifetime exceeds the
  * recommended maximum (docs/api.md, "Tokens"), or that never expires, prints
- * a warning on stderr (see {@linkcode RECOMMENDED_MAX_LIFETIME_DAYS}).
+ * a warning on stderr (see {@linkcode RECOMMENDED_MAX_LIFETIME_DAYS}), and so
+ * does every warning the service answers with (a `namespace-client` token of
+ * an environment that is not public).
  *
  * @module
  */
@@ -124,7 +126,9 @@ export function registerTokenCommands(program: Command): void {
       "after",
       "\nThe secret is shown once. Warns on stderr when the token never expires or outlives\n" +
         "the recommended maximum: namespace-read 180d, namespace-write 90d,\n" +
-        "namespace-client 90d, tenant-admin and superadmin 30d.\n" + EXAMPLES,
+        "namespace-client 90d, tenant-admin and superadmin 30d; and when a namespace-client\n" +
+        "token's environment is not public (public_evaluate = false): it gets 403 until it is.\n" +
+        EXAMPLES,
     )
     .action(async (opts) => {
       const type = opts.type;
@@ -319,6 +323,7 @@ function printIssued(
   issued: IssuedToken,
   json: boolean,
 ): void {
+  for (const w of issued.warnings ?? []) console.error(`warning: ${w.message}`);
   if (json) {
     printSecret(JSON.stringify(issued, null, 2)); // printJson's shape, past console capture
     return;

@@ -53,6 +53,7 @@ import type {
   PutResult,
   TenantInfo,
   TokenInfo,
+  TokenWarning,
   VersionInfo,
 } from "../protocol/responses.ts";
 import {
@@ -625,7 +626,9 @@ function issued(body: unknown): IssuedToken {
   if (typeof obj.secret !== "string" || !isObject(obj.token)) {
     throw unexpected("expected {token, secret}");
   }
-  return { token: obj.token as unknown as TokenInfo, secret: obj.secret };
+  const token = obj.token as unknown as TokenInfo;
+  if (!Array.isArray(obj.warnings)) return { token, secret: obj.secret };
+  return { token, secret: obj.secret, warnings: obj.warnings as TokenWarning[] };
 }
 
 function loginPolicyRecord(body: unknown): LoginPolicyRecord {

@@ -13,7 +13,10 @@
  * `PROVIDER_ERROR` with error code `PROVIDER_FATAL`.
  *
  * The OpenFeature `targetingKey` is passed to the engine as
- * `targeting_key`, the default `bucket_by` of rollouts.
+ * `targeting_key`, the default `bucket_by` of rollouts. A `Date` in the
+ * context, at any depth, is passed as its RFC 3339 text (`toISOString()`,
+ * as JSON carries it to OFREP), which the `before` and `after` operators
+ * compare; an invalid `Date` is passed as null, as JSON does.
  *
  * @module
  */
@@ -277,18 +280,49 @@ export class CfgtoolProvider {
   }
 }
 
+/** Deepest level {@linkcode datesAsText} looks at (a context is JSON-like, not cyclic). */
+const MAX_DATE_DEPTH = 32;
+
+/**
+ * `v` with every `Date` in it as JSON would write it (`toISOString()`, null
+ * for an invalid date): `v` itself when it holds none, else a copy of the
+ * objects and arrays on the way to each date.
+ */
+function datesAsText(v: unknown, depth: number): unknown {
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
+  if (v === null || typeof v !== "object" || depth >= MAX_DATE_DEPTH) return v;
+  if (Array.isArray(v)) {
+    let copy: unknown[] | undefined;
+    v.forEach((x, i) => {
+      const y = datesAsText(x, depth + 1);
+      if (y !== x) (copy ??= [...v])[i] = y;
+    });
+    return copy ?? v;
+  }
+  let copy: Record<string, unknown> | undefined;
+  for (const [k, x] of Object.entries(v)) {
+    const y = datesAsText(x, depth + 1);
+    // defineProperty: a `__proto__` key (JSON.parse makes one) stays a plain key
+    if (y !== x) Object.defineProperty(copy ??= { ...v }, k, { value: y, enumerable: true });
+  }
+  return copy ?? v;
+}
+
 // A CfgtoolProvider is an OpenFeature server provider. It is checked here rather than with
 // `implements Provider`, which would make the SDK's types part of this package's documented
 // API; the members only the SDK calls (`events`, `resolve*Evaluation`) are `@ignore`d for the
 // same reason.
 const _isProvider: (p: CfgtoolProvider) => Provider = (p) => p;
 
-/** OpenFeature's `targetingKey` becomes the engine's `targeting_key`. */
+/**
+ * OpenFeature's `targetingKey` becomes the engine's `targeting_key`; dates
+ * become their text at any depth.
+ */
 function toEngineContext(context: EvaluationContext): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(context)) {
     if (k === "targetingKey") continue;
-    out[k] = v instanceof Date ? v.toISOString() : v;
+    out[k] = datesAsText(v, 0);
   }
   if (typeof context.targetingKey === "string" && out.targeting_key === undefined) {
     out.targeting_key = context.targetingKey;

@@ -270,14 +270,14 @@ export class WatchAgent {
   }
 
   #onChange(change: ChangeEvent): void {
-    this.#log(
-      `${
-        new Date().toISOString()
-      } applied ${change.namespace} v${change.version} ${change.closureHash} (${change.delivery}, ${change.changedPaths.length} file${
-        change.changedPaths.length === 1 ? "" : "s"
-      } changed)`,
-    );
-    this.#schedule(change.namespace);
+    const at = new Date().toISOString();
+    // said once the files are written, so a reader acting on the line finds them
+    this.#schedule(change.namespace, () =>
+      this.#log(
+        `${at} applied ${change.namespace} v${change.version} ${change.closureHash} (${change.delivery}, ${change.changedPaths.length} file${
+          change.changedPaths.length === 1 ? "" : "s"
+        } changed)`,
+      ));
   }
 
   #onError(error: RefreshError): void {
@@ -301,16 +301,17 @@ export class WatchAgent {
   }
 
   /** Mirrors the namespace's current closure (the latest, whatever the change was) after earlier writes. */
-  #schedule(slug: string): void {
+  #schedule(slug: string, written?: () => void): void {
     const prev = this.#chains.get(slug) ?? Promise.resolve();
     const next = prev.then(async () => {
       const state = this.client.closure(slug);
-      if (state === undefined) return;
+      if (state === undefined) return written?.();
       const id = `${state.version}-${state.hash}`;
-      if (this.#mirrored.get(slug) === id) return;
+      if (this.#mirrored.get(slug) === id) return written?.();
       try {
         await mirrorClosure(this.#dir, state);
         this.#mirrored.set(slug, id);
+        written?.();
       } catch (err) {
         this.#logError(`${new Date().toISOString()} mirror failed ${slug}: ${err}`);
       }

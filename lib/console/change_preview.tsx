@@ -18,6 +18,7 @@ import type { ChangeInput } from "./change_input.ts";
 import { FileDiff } from "./diff_view.tsx";
 import type { ConsoleEnv } from "./env.ts";
 import type { NamespaceView } from "../services/versions.ts";
+import { ProblemList } from "./problem_list.tsx";
 import { ui } from "./urls.ts";
 import { CsrfField, Notice } from "./widgets.tsx";
 
@@ -127,29 +128,7 @@ export function Preview(
           </p>
         </Notice>
       )}
-      {problems.length === 0 ? null : (
-        <Notice kind="error">
-          <p>
-            With this change the manifest is not valid, so it cannot be committed ({problems.length}
-            {" "}
-            problem{problems.length === 1 ? "" : "s"}):
-          </p>
-          <ul>
-            {problems.map((p) => (
-              <li>
-                <code class="wrap">{p.path}</code>
-                {p.line === undefined ? null : `:${p.line}:${p.column ?? 1}`}
-                {p.key === undefined || p.key === "" ? null : (
-                  <>
-                    {" "}
-                    <code class="wrap">{p.key}</code>
-                  </>
-                )}: {p.message}
-              </li>
-            ))}
-          </ul>
-        </Notice>
-      )}
+      <ProblemList what="change" problems={problems} />
       <form
         method="post"
         action={ui.flagChange(view.tenant, view.namespace, flag.key, input.env, input.kind)}

@@ -18,7 +18,7 @@ import type { Flag, Manifest, Rule, Segment } from "../flags/model.ts";
 import { reachableSegments } from "../flags/reach.ts";
 import { segmentsIncluding, segmentUsers } from "../flags/segment_use.ts";
 import type { AppDeps } from "../http/deps.ts";
-import { flagView } from "../services/versions.ts";
+import { flagView, mayChangeManifest } from "../services/versions.ts";
 import type { ConsoleEnv } from "./env.ts";
 import { consolePage, namespaceCrumbs } from "./layout.tsx";
 import { type ManifestViews, type NamespaceView, segmentIn } from "../services/versions.ts";
@@ -84,6 +84,7 @@ export function flagRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEnv
     const { tenant, namespace } = view;
     const key = c.req.param("segment");
     const segment = segmentIn(view, key);
+    const writer = await mayChangeManifest(deps, c.get("person"), namespaceRef(c));
     return consolePage(
       c,
       {
@@ -93,7 +94,7 @@ export function flagRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEnv
         live: ui.live(tenant, namespace, view.head.version),
         crumbs: namespaceCrumbs(tenant, namespace, { label: key }),
       },
-      <SegmentPage view={view} segmentKey={key} segment={segment} />,
+      <SegmentPage view={view} segmentKey={key} segment={segment} writer={writer} />,
     );
   });
 
@@ -232,7 +233,9 @@ function FlagPage(
           </ol>
         )}
 
-      {writer
+      {writer ? <EditLinks view={view} flag={flag.key} env={env} envs={envs} /> : null}
+
+      {writer && env !== ""
         ? (
           <section aria-labelledby="quick-changes">
             <h2 id="quick-changes">Quick changes in {env}</h2>
@@ -307,6 +310,45 @@ function FlagPage(
         </ul>
       )}
     </>
+  );
+}
+
+/** A writer's links to the flag's editors. */
+function EditLinks(props: { view: NamespaceView; flag: string; env: string; envs: string[] }) {
+  const { view, flag, env, envs } = props;
+  const { tenant, namespace } = view;
+  return (
+    <section aria-labelledby="edit-flag">
+      <h2 id="edit-flag">Edit</h2>
+      <ul id="edit-links">
+        <li>
+          <a href={ui.edit.flag(tenant, namespace, flag)}>
+            Description, default and variations
+          </a>
+        </li>
+        <li>
+          <a href={ui.edit.rules(tenant, namespace, flag)}>The flag's rules</a>
+        </li>
+        {env === "" ? null : (
+          <li>
+            <a href={ui.edit.override(tenant, namespace, flag, env)}>
+              What {env} overrides (enabled, default, its own rules)
+            </a>
+          </li>
+        )}
+        {envs.length < 2 ? null : (
+          <li>
+            <a href={ui.edit.promote(tenant, namespace, flag, env === "" ? {} : { from: env })}>
+              Copy its configuration {env === "" ? "from one environment" : `from ${env}`}{" "}
+              to another
+            </a>
+          </li>
+        )}
+        <li>
+          <a href={ui.edit.flagPart(tenant, namespace, flag, "delete")}>Delete the flag…</a>
+        </li>
+      </ul>
+    </section>
   );
 }
 
@@ -411,8 +453,10 @@ function TreeItem(props: { view: NamespaceView; node: TreeNode }) {
   );
 }
 
-function SegmentPage(props: { view: NamespaceView; segmentKey: string; segment: Segment }) {
-  const { view, segmentKey, segment } = props;
+function SegmentPage(
+  props: { view: NamespaceView; segmentKey: string; segment: Segment; writer: boolean },
+) {
+  const { view, segmentKey, segment, writer } = props;
   const { tenant, namespace, manifest } = view;
   const users = segmentUsers(manifest, segmentKey);
   const including = segmentsIncluding(manifest, segmentKey);
@@ -423,6 +467,17 @@ function SegmentPage(props: { view: NamespaceView; segmentKey: string; segment: 
         Version <a href={ui.version(tenant, namespace, view.meta.version)}>{view.meta.version}</a>
       </p>
       {segment.description === "" ? null : <p>{segment.description}</p>}
+      {writer
+        ? (
+          <p id="segment-edit-links">
+            <a href={ui.edit.segment(tenant, namespace, segmentKey)}>Edit the segment</a>
+            {" · "}
+            <a href={ui.edit.segmentDelete(tenant, namespace, segmentKey)}>Delete it…</a>
+            {" · "}
+            <a href={ui.segments(tenant, namespace)}>All segments</a>
+          </p>
+        )
+        : null}
       <Facts>
         <Fact label="Match">
           {segment.match === "any"

@@ -23,7 +23,7 @@ import {
   namespaceCrumbs,
   redrawOnVersion,
 } from "./layout.tsx";
-import type { ManifestViews, NamespaceView } from "../services/versions.ts";
+import { type ManifestViews, mayChangeManifest, type NamespaceView } from "../services/versions.ts";
 import { pendingFlagChanges } from "../services/change_lists.ts";
 import { namespaceRef } from "./route_refs.ts";
 import { ui } from "./urls.ts";
@@ -124,9 +124,10 @@ export function flagListRoutes(deps: AppDeps, views: ManifestViews): Hono<Consol
         </p>,
       );
     }
-    const [changed, pending] = await Promise.all([
+    const [changed, pending, writer] = await Promise.all([
       view.lastChanges(),
       pendingFlagChanges(deps, c.get("person"), namespaceRef(c)),
+      mayChangeManifest(deps, c.get("person"), namespaceRef(c)),
     ]);
     const table = (
       <FlagTable view={view} env={env} q={q} state={state} changed={changed} pending={pending} />
@@ -153,10 +154,20 @@ export function flagListRoutes(deps: AppDeps, views: ManifestViews): Hono<Consol
             ...(env === ""
               ? []
               : [<a href={ui.playground(tenant, namespace, env)}>Evaluation playground</a>]),
+            <a href={ui.segments(tenant, namespace)}>Segments</a>,
+            <a href={ui.edit.environments(tenant, namespace)}>Environments</a>,
             <a href={ui.versions(tenant, namespace)}>Versions</a>,
             <a href={ui.changes(tenant, namespace)}>Changes</a>,
           ]}
         />
+        <EmptyNamespace view={view} writer={writer} />
+        {writer && envs.length > 0 && Object.keys(view.manifest.flags).length > 0
+          ? (
+            <p class="actions">
+              <a class="button" href={ui.edit.newFlag(tenant, namespace)}>New flag</a>
+            </p>
+          )
+          : null}
         <GetForm
           search
           button="Filter"
@@ -191,6 +202,52 @@ export function flagListRoutes(deps: AppDeps, views: ManifestViews): Hono<Consol
   }
 
   return app;
+}
+
+/**
+ * What an empty namespace says: with no environment (a namespace at
+ * version 0), that environments come first; with no flag, how to make one.
+ * Writers get the button, readers who can make them.
+ */
+function EmptyNamespace(props: { view: NamespaceView; writer: boolean }) {
+  const { view, writer } = props;
+  const { tenant, namespace } = view;
+  const envs = Object.keys(view.manifest.namespace.environments).length;
+  const flags = Object.keys(view.manifest.flags).length;
+  if (envs > 0 && flags > 0) return null;
+  return (
+    <div class="card" id="empty-namespace">
+      {envs === 0
+        ? (
+          <p>
+            {view.meta.version === 0 ? `${namespace} is empty (version 0). ` : ""}
+            Flags are served per environment (production, staging…): declare the first environment,
+            then add flags.{" "}
+            {writer ? null : "A namespace admin can do it, or push a manifest with the CLI."}
+          </p>
+        )
+        : (
+          <p>
+            No flag yet: a flag is what applications ask for (on or off, a text, a number, a JSON
+            object).{" "}
+            {writer ? null : "A namespace admin can add one, or push a manifest with the CLI."}
+          </p>
+        )}
+      {writer
+        ? (
+          <p class="actions">
+            {envs === 0
+              ? (
+                <a class="button" href={ui.edit.environments(tenant, namespace)}>
+                  Add an environment
+                </a>
+              )
+              : <a class="button" href={ui.edit.newFlag(tenant, namespace)}>New flag</a>}
+          </p>
+        )
+        : null}
+    </div>
+  );
 }
 
 const FLAG_COLUMNS = [

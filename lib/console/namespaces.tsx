@@ -9,20 +9,28 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { namespaceSummaries } from "../services/namespaces.ts";
+import {
+  createNamespace,
+  deleteNamespace,
+  getNamespace,
+  mayManageNamespaces,
+  namespaceSummaries,
+} from "../services/namespaces.ts";
+import type { NamespaceRef } from "../services/versions.ts";
 import {
   createTenant,
   homeTenants,
   listAllTenants,
   type TenantRecord,
 } from "../services/tenants.ts";
-import { CfgtoolError } from "../errors.ts";
+import { CfgtoolError, ForbiddenError } from "../errors.ts";
 import type { AppDeps } from "../http/deps.ts";
 import type { ConsoleEnv } from "./env.ts";
 import { Field } from "./form_fields.tsx";
-import { consolePage, tenantCrumbs } from "./layout.tsx";
+import { consolePage, namespaceCrumbs, tenantCrumbs } from "./layout.tsx";
+import { consoleRequest, namespaceRef } from "./route_refs.ts";
 import { ui } from "./urls.ts";
-import { CsrfField, DataTable, ProblemNotice, Time } from "./widgets.tsx";
+import { CsrfField, DataTable, Notice, ProblemNotice, Time } from "./widgets.tsx";
 
 const NAMESPACE_COLUMNS = [
   "Namespace",
@@ -152,44 +160,197 @@ export function homeRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     return tenantsPage(c, await listAllTenants(deps, c.get("person")));
   });
 
-  app.get("/t/:tenant", async (c) => {
-    const tenant = c.req.param("tenant");
-    const rows = await namespaceSummaries(deps, c.get("person"), tenant);
+  app.get("/t/:tenant", (c) => namespacesPage(c, c.req.param("tenant")));
+
+  /** A tenant's namespaces, and for its admins the form that creates one. */
+  async function namespacesPage(
+    c: Context<ConsoleEnv>,
+    tenant: string,
+    problem?: { message: string; slug: string; description: string },
+  ) {
+    const person = c.get("person");
+    const [rows, manage] = await Promise.all([
+      namespaceSummaries(deps, person, tenant),
+      mayManageNamespaces(deps, person, tenant),
+    ]);
     return consolePage(
       c,
-      { title: "Namespaces", tenant, section: "namespaces", crumbs: tenantCrumbs(tenant) },
-      rows.length === 0 ? <p>No namespace you can read in this tenant yet.</p> : (
-        <DataTable
-          columns={NAMESPACE_COLUMNS}
-          caption={`Namespaces of ${tenant}`}
-        >
-          {rows.map(({ namespace: ns, head, lastChange }) => (
-            <tr>
-              <td class="wrap">
-                <a href={ui.namespace(tenant, ns.slug)}>{ns.slug}</a>
-                {ns.description ? <div class="small muted">{ns.description}</div> : null}
-              </td>
-              <td>
-                {Object.keys(head.environments).length === 0
-                  ? <span class="muted">none declared</span>
-                  : Object.keys(head.environments).map((env) => (
-                    <>
-                      <a href={ui.flags(tenant, ns.slug, env)}>{env}</a>
-                      {" "}
-                    </>
-                  ))}
-              </td>
-              <td>
-                <a href={ui.versions(tenant, ns.slug)}>v{head.version}</a>
-              </td>
-              <td class="hide-narrow">
-                <Time iso={lastChange} />
-              </td>
-            </tr>
-          ))}
-        </DataTable>
-      ),
+      {
+        title: "Namespaces",
+        tenant,
+        section: "namespaces",
+        crumbs: tenantCrumbs(tenant),
+        ...(problem === undefined ? {} : { status: 400 as const }),
+      },
+      <>
+        {rows.length === 0
+          ? (
+            <p>
+              {manage
+                ? "This tenant has no namespace yet: a namespace holds the flags and segments of one " +
+                  "application or team. Create the first one below."
+                : "No namespace you can read in this tenant yet: a tenant admin creates namespaces."}
+            </p>
+          )
+          : (
+            <DataTable columns={NAMESPACE_COLUMNS} caption={`Namespaces of ${tenant}`}>
+              {rows.map(({ namespace: ns, head, lastChange }) => (
+                <tr>
+                  <td class="wrap">
+                    <a href={ui.namespace(tenant, ns.slug)}>{ns.slug}</a>
+                    {ns.description ? <div class="small muted">{ns.description}</div> : null}
+                  </td>
+                  <td>
+                    {Object.keys(head.environments).length === 0
+                      ? <span class="muted">none declared</span>
+                      : Object.keys(head.environments).map((env) => (
+                        <>
+                          <a href={ui.flags(tenant, ns.slug, env)}>{env}</a>
+                          {" "}
+                        </>
+                      ))}
+                  </td>
+                  <td>
+                    <a href={ui.versions(tenant, ns.slug)}>v{head.version}</a>
+                  </td>
+                  <td class="hide-narrow">
+                    <Time iso={lastChange} />
+                    {manage
+                      ? (
+                        <div class="small">
+                          <a href={ui.namespaceDelete(tenant, ns.slug)}>
+                            Delete<span class="sr-only">{ns.slug}</span>…
+                          </a>
+                        </div>
+                      )
+                      : null}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
+          )}
+        {manage
+          ? (
+            <section aria-labelledby="new-namespace">
+              <h2 id="new-namespace">New namespace</h2>
+              <form method="post" action={ui.namespaces(tenant)}>
+                <CsrfField token={c.get("csrf")} />
+                <ProblemNotice message={problem?.message} />
+                <Field
+                  id="namespace-slug"
+                  label="Slug"
+                  hint="Lower-case letters, digits, dots, dashes and underscores: the namespace's name in URLs, tokens and the CLI. It cannot be changed later."
+                >
+                  <input
+                    id="namespace-slug"
+                    type="text"
+                    name="slug"
+                    required
+                    maxlength={63}
+                    value={problem?.slug ?? ""}
+                    aria-describedby="namespace-slug-hint"
+                    {...(problem === undefined ? {} : { "aria-invalid": "true" })}
+                  />
+                </Field>
+                <Field id="namespace-description" label="Description (optional)">
+                  <input
+                    id="namespace-description"
+                    type="text"
+                    name="description"
+                    maxlength={1000}
+                    value={problem?.description ?? ""}
+                  />
+                </Field>
+                <button type="submit">Create namespace</button>
+              </form>
+            </section>
+          )
+          : null}
+      </>,
     );
+  }
+
+  app.post("/t/:tenant/namespaces", async (c) => {
+    const tenant = c.req.param("tenant");
+    const form = c.get("form");
+    const slug = (form.get("slug") ?? "").trim();
+    const description = (form.get("description") ?? "").trim();
+    try {
+      await createNamespace(deps, c.get("person"), tenant, () => ({
+        slug,
+        ...(description === "" ? {} : { description }),
+      }), consoleRequest(c));
+    } catch (err) {
+      if (err instanceof CfgtoolError && (err.status === 400 || err.status === 409)) {
+        return namespacesPage(c, tenant, { message: err.message, slug, description });
+      }
+      throw err;
+    }
+    return c.redirect(ui.namespace(tenant, slug), 303);
+  });
+
+  app.get("/t/:tenant/ns/:ns/delete", (c) => deletePage(c, namespaceRef(c)));
+
+  /** The confirmation of a namespace's deletion: type its slug. */
+  async function deletePage(c: Context<ConsoleEnv>, ref: NamespaceRef, refused?: string) {
+    const { tenant, namespace } = ref;
+    const ns = await getNamespace(deps, c.get("person"), tenant, namespace);
+    return consolePage(
+      c,
+      {
+        title: `Delete ${namespace}`,
+        tenant,
+        section: "namespaces",
+        crumbs: namespaceCrumbs(tenant, namespace, { label: "Delete" }),
+        ...(refused === undefined ? {} : { status: 400 as const }),
+      },
+      <>
+        <Notice kind="error">
+          <p>
+            Deleting <strong>{namespace}</strong> deletes its {ns.head?.version ?? 0}{" "}
+            version{ns.head?.version === 1 ? "" : "s"}, its change requests and admins, and revokes
+            every token bound to it: applications reading it get errors from then on. It cannot be
+            undone.
+          </p>
+        </Notice>
+        <form method="post" action={ui.namespaceDelete(tenant, namespace)}>
+          <CsrfField token={c.get("csrf")} />
+          <ProblemNotice message={refused} />
+          <Field
+            id="delete-slug"
+            label={`Type ${namespace} to confirm`}
+            hint="As the command line tool asks before deleting."
+          >
+            <input
+              id="delete-slug"
+              type="text"
+              name="slug"
+              required
+              autocomplete="off"
+              aria-describedby="delete-slug-hint"
+              {...(refused === undefined ? {} : { "aria-invalid": "true" })}
+            />
+          </Field>
+          <div class="actions">
+            <button type="submit" class="danger">Delete namespace</button>
+            <a href={ui.tenant(tenant)}>Keep it</a>
+          </div>
+        </form>
+      </>,
+    );
+  }
+
+  app.post("/t/:tenant/ns/:ns/delete", async (c) => {
+    const ref = namespaceRef(c);
+    // the person's right first: a forged post learns nothing, then the typed slug
+    if (!await mayManageNamespaces(deps, c.get("person"), ref.tenant)) {
+      throw new ForbiddenError(`Only a tenant admin of ${ref.tenant} can delete its namespaces`);
+    }
+    if ((c.get("form").get("slug") ?? "").trim() !== ref.namespace) {
+      return deletePage(c, ref, `Type ${ref.namespace} exactly to delete it`);
+    }
+    await deleteNamespace(deps, c.get("person"), ref.tenant, ref.namespace, consoleRequest(c));
+    return c.redirect(ui.tenant(ref.tenant) + "?done=deleted", 303);
   });
 
   return app;

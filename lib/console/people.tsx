@@ -1,14 +1,17 @@
 /**
- * The people of a tenant (`/ui/t/:tenant/people`): its tenant admins and
- * the admins of each namespace, with forms to add one by email and to
- * remove one (after a confirmation page) for those who may change the
- * lists; the people the API lets the reader list (`user.list`); and the
- * tenant's login policy, read-only. The page is one call of the people
- * service (`tenantPeople`, lib/services/people.ts), which authorises each
- * part as its API route is and reads the lists through the same service
- * functions; every change goes through the same services as the API
- * (lib/services/tenants.ts, namespaces.ts), which refuse it again whatever
- * the page showed.
+ * The people of a tenant (`/ui/t/:tenant/people`): everyone who signed in
+ * to it and everyone on one of its admin lists, a page at a time
+ * (`?after=`), with their last sign-in, its method and their roles, for
+ * those who may list them (`user.list`), each row with the changes the
+ * reader may make to that person's roles (make them a tenant admin or an
+ * admin of a namespace, remove a role after a confirmation page); its
+ * tenant admins and the admins of each namespace, with forms to add one by
+ * email and to remove one; and the tenant's login policy, read-only. The
+ * page is one call of the people service (`tenantPeople`,
+ * lib/services/people.ts), which authorises each part as its API route is
+ * and reads the lists through the same service functions; every change
+ * goes through the same services as the API (lib/services/tenants.ts,
+ * namespaces.ts), which refuse it again whatever the page showed.
  *
  * @module
  */
@@ -19,9 +22,11 @@ import { addNamespaceAdmin, removeNamespaceAdmin } from "../services/namespaces.
 import {
   type Admin,
   adminToRemove,
-  type Member,
+  type NamespaceAdmins,
   type PeopleQuery,
+  type PersonRole,
   tenantPeople,
+  type TenantPerson,
 } from "../services/people.ts";
 import { addTenantAdmin, type Membership, removeTenantAdmin } from "../services/tenants.ts";
 import type { AppDeps } from "../http/deps.ts";
@@ -32,7 +37,7 @@ import { consolePage, tenantCrumbs } from "./layout.tsx";
 import { LoginPolicyView } from "./login_policy_view.tsx";
 import type { ManifestViews } from "../services/versions.ts";
 import { ui } from "./urls.ts";
-import { CsrfField, DataTable, Notice, Time } from "./widgets.tsx";
+import { CsrfField, DataTable, Notice, Pager, Time } from "./widgets.tsx";
 
 /** A refused add, shown on the form it came from with the input kept. */
 interface Refused {
@@ -70,7 +75,11 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
     if (remove !== undefined) {
       return await confirmRemove(c, tenant, remove, c.req.query("namespace") ?? "");
     }
-    return await peoplePage(c, tenant, { done: doneOf(c) });
+    const after = c.req.query("after");
+    if (after !== undefined && after !== "" && !SHAPES.email.pattern.test(after)) {
+      throw new InvalidRequestError("This page of people does not exist: go to the first page");
+    }
+    return await peoplePage(c, tenant, { done: doneOf(c), after: after || undefined });
   });
 
   app.post("/people/add", async (c) => {
@@ -79,7 +88,13 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
     const person = c.get("person");
     const email = (form.get("email") ?? "").trim();
     const namespace = scopeOf(form.get("namespace"));
+    // A person's row names them by id; the add forms by the email typed in.
+    const userId = form.get("user_id");
+    if (userId !== undefined && !SHAPES.userId.pattern.test(userId)) {
+      throw new InvalidRequestError("This form names no person: reload the people page");
+    }
     const ref = () => {
+      if (userId !== undefined) return userId;
       if (email === "") {
         throw new InvalidRequestError("Enter the email of the person to add");
       }
@@ -94,9 +109,15 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
         });
     } catch (err) {
       if (!refusedChange(err)) throw err;
+      if (userId !== undefined) {
+        return await peoplePage(c, tenant, {
+          notice: { kind: "error", text: err.message },
+          status: err.status as 400,
+        });
+      }
       // The same words for an address with no account and for another tenant's person.
       const message = err.code === "user_not_found"
-        ? `Nobody has signed in as ${email} yet (to ${tenant}, with a session still open). ` +
+        ? `Nobody has signed in as ${email} yet (to ${tenant}). ` +
           `Ask them to sign in to ${tenant}, then add them.`
         : err.message;
       return await peoplePage(c, tenant, {
@@ -166,12 +187,15 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
       notice?: PageNotice;
       refused?: Refused;
       status?: 400 | 404 | 409;
+      /** The people page's cursor (`?after=`). */
+      after?: string | undefined;
     },
   ): Promise<Response> {
     const done = extra.done;
     const query: PeopleQuery = done === undefined
       ? {}
       : { changed: { user: done.user, namespace: done.namespace } };
+    if (extra.after !== undefined) query.page = { after: extra.after };
     const model = await tenantPeople(deps, c.get("person"), tenant, query);
     const notice = extra.notice ?? doneNotice(tenant, done, model.changed);
     const csrf = c.get("csrf");
@@ -198,6 +222,29 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
             </p>
           </Notice>
         )}
+        <h2 id="people">People of {tenant}</h2>
+        {model.people === null ? <NoPeopleList tenant={tenant} /> : (
+          <PeopleTable
+            tenant={tenant}
+            people={model.people.items}
+            mayChangeTenantAdmins={model.mayChangeTenantAdmins}
+            namespaces={model.namespaces}
+            csrf={csrf}
+            self={c.get("person").user_id}
+          />
+        )}
+        {model.people === null ? null : (
+          <Pager
+            label="Pages of people"
+            first={extra.after === undefined ? undefined : ui.people(tenant)}
+            next={model.people.next === null
+              ? undefined
+              : ui.people(tenant, { after: model.people.next })}
+            firstText="First page"
+            nextText="Next page"
+          />
+        )}
+
         <h2 id="tenant-admins">Tenant admins</h2>
         <p class="small muted">
           They manage {tenant}: its namespaces, tokens, people and login policy.
@@ -250,26 +297,34 @@ export function peopleRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleE
           </section>
         ))}
 
-        <h2 id="members">People of {tenant}</h2>
-        <MemberList tenant={tenant} members={model.members} />
-
         <h2 id="login-policy">How people sign in</h2>
         {model.policy === "hidden"
           ? <p>Only the admins of {tenant} can read its login policy.</p>
           : model.policy === null
           ? (
-            <p>
-              {tenant}{" "}
-              has no login policy yet: nobody can sign in to it. A superadmin or a tenant admin sets
-              one with <code>cfgtool tenant login set {tenant}</code>.
-            </p>
+            <>
+              <p>
+                {tenant} has no login policy yet: nobody can sign in to it. Set one here, or with
+                {" "}
+                <code>cfgtool tenant login set {tenant}</code>.
+              </p>
+              <p class="actions">
+                <a class="button" href={ui.loginPolicy(tenant)}>Set how people sign in</a>
+              </p>
+            </>
           )
           : (
             <>
               <LoginPolicyView record={model.policy} updatedBy={model.policySetBy} />
+              <p class="actions">
+                <a class="button secondary" href={ui.loginPolicy(tenant)}>
+                  Change how people sign in
+                </a>
+              </p>
               <p class="small muted">
-                Change it with <code>cfgtool tenant login set {tenant}</code>{" "}
-                (docs/login.md). A new policy applies from the next sign-in.
+                Or with{" "}
+                <code>cfgtool tenant login set {tenant}</code>. A new policy applies from the next
+                sign-in.
               </p>
             </>
           )}
@@ -475,51 +530,218 @@ function AddForm(
         <button type="submit">Add</button>
       </div>
       <p id={hint} class="small muted fill">
-        The person must be signed in to {tenant}{" "}
-        when you add them (people exist after their first sign-in), or already be an admin of{" "}
+        The person must have signed in to {tenant}{" "}
+        before you add them (people exist after their first sign-in), or already be an admin of{" "}
         {tenant} or of one of its namespaces.
       </p>
     </form>
   );
 }
 
-function MemberList(props: { tenant: string; members: Member[] | null }) {
-  const { tenant, members } = props;
+/** What a reader who may not list the tenant's people reads instead. */
+function NoPeopleList(props: { tenant: string }) {
+  const { tenant } = props;
+  return (
+    <p>
+      Only the admins of {tenant} can list its people. Everyone who signs in to {tenant}{" "}
+      reads it; see{" "}
+      <a href={ui.audit(tenant, { type: "login.succeeded" })}>the sign-ins in the audit log</a>.
+    </p>
+  );
+}
+
+/** A role as the page names it. */
+function roleText(r: PersonRole): string {
+  switch (r.role) {
+    case "tenant_admin":
+      return r.via === "list"
+        ? "tenant admin"
+        : `tenant admin (group${r.groups.length > 1 ? "s" : ""} ${r.groups.join(", ")})`;
+    case "namespace_admin":
+      return `admin of ${r.namespace}`;
+    case "member":
+      return "member";
+  }
+}
+
+const METHODS: Record<string, string> = {
+  oidc: "OpenID Connect",
+  saml: "SAML",
+  email: "email",
+  admin: "server host",
+  operator: "operator link",
+};
+
+const CLIENTS: Record<string, string> = { browser: "browser", cli: "command line" };
+
+/**
+ * The tenant's people, each with their roles and last sign-in, and, for a
+ * reader who may change a list, what they may change of that person's
+ * roles (in a disclosure: the row stays one line at 390 px).
+ */
+function PeopleTable(
+  props: {
+    tenant: string;
+    people: TenantPerson[];
+    mayChangeTenantAdmins: boolean;
+    namespaces: NamespaceAdmins[];
+    csrf: string;
+    self: string;
+  },
+) {
+  const { tenant, people } = props;
+  const changeable = props.namespaces.filter((ns) => ns.mayChange).map((ns) => ns.slug);
+  const mayChange = props.mayChangeTenantAdmins || changeable.length > 0;
   const signIns = (
     <a href={ui.audit(tenant, { type: "login.succeeded" })}>the sign-ins in the audit log</a>
   );
-  if (members === null) {
-    return (
-      <p>
-        Only the admins of {tenant} can list its people. Everyone who signs in to {tenant}{" "}
-        reads it; see {signIns}.
-      </p>
-    );
-  }
   return (
     <>
       <p class="small muted">
-        The people on an admin list of{" "}
-        {tenant}, as the API lists them. Anyone the login policy admits may sign in and read{" "}
-        {tenant} without being listed here: see {signIns}.
+        Everyone who has signed in to{" "}
+        {tenant}, and everyone on one of its admin lists, with their last sign-in ({signIns}).
       </p>
-      {members.length === 0 ? <p>Nobody yet.</p> : (
+      {people.length === 0 ? <p>Nobody yet.</p> : (
         <DataTable
-          columns={["Person", "Roles", { label: "User since", secondary: true }]}
+          columns={[
+            "Person",
+            "Roles",
+            "Last sign-in",
+            { label: "First sign-in", secondary: true },
+            ...(mayChange ? ["Change"] : []),
+          ]}
           caption={`People of ${tenant}`}
           captionHidden
         >
-          {members.map((m) => (
+          {people.map((p, i) => (
             <tr>
-              <td class="wrap">{m.email}</td>
-              <td>{m.roles.join(", ")}</td>
-              <td class="hide-narrow">
-                <Time iso={m.created_at} />
+              <td class="wrap">
+                {p.email}
+                {p.id === props.self
+                  ? (
+                    <>
+                      {" "}
+                      <span class="small muted">(you)</span>
+                    </>
+                  )
+                  : null}
               </td>
+              <td>{p.roles.map(roleText).join(", ")}</td>
+              <td>
+                {p.last_sign_in_at === null ? <span class="muted">never, to {tenant}</span> : (
+                  <>
+                    <Time iso={p.last_sign_in_at} />
+                    <br />
+                    <span class="small muted">
+                      {METHODS[p.last_sign_in_method ?? ""] ?? p.last_sign_in_method},{" "}
+                      {CLIENTS[p.last_sign_in_client ?? ""] ?? p.last_sign_in_client}
+                    </span>
+                  </>
+                )}
+              </td>
+              <td class="hide-narrow">
+                {p.first_sign_in_at === null ? null : <Time iso={p.first_sign_in_at} />}
+              </td>
+              {mayChange
+                ? (
+                  <td>
+                    <RoleChanges
+                      tenant={tenant}
+                      person={p}
+                      row={i}
+                      mayChangeTenantAdmins={props.mayChangeTenantAdmins}
+                      namespaces={changeable}
+                      csrf={props.csrf}
+                    />
+                  </td>
+                )
+                : null}
             </tr>
           ))}
         </DataTable>
       )}
     </>
+  );
+}
+
+/**
+ * The changes a reader may make to one person's roles: make them a tenant
+ * admin, or remove that role (after the confirmation page); make them an
+ * admin of one of the namespaces whose list the reader may change, or
+ * remove them from one. Plain forms and links: no script needed.
+ */
+function RoleChanges(
+  props: {
+    tenant: string;
+    person: TenantPerson;
+    row: number;
+    mayChangeTenantAdmins: boolean;
+    namespaces: string[];
+    csrf: string;
+  },
+) {
+  const { tenant, person, row } = props;
+  const who = person.email;
+  const listed = person.roles.some((r) => r.role === "tenant_admin" && r.via === "list");
+  const adminOf = new Set(
+    person.roles.flatMap((r) => r.role === "namespace_admin" ? [r.namespace] : []),
+  );
+  const addable = props.namespaces.filter((ns) => !adminOf.has(ns));
+  const removable = props.namespaces.filter((ns) => adminOf.has(ns));
+  const selectId = `make-ns-${row}`;
+  return (
+    <details class="role-changes">
+      <summary>
+        Roles<span class="sr-only">{` of ${who}`}</span>
+      </summary>
+      {props.mayChangeTenantAdmins
+        ? listed
+          ? (
+            <p>
+              <a href={ui.people(tenant, { remove: person.id })}>
+                Remove as tenant admin<span class="sr-only">{`: ${who}`}</span>…
+              </a>
+            </p>
+          )
+          : (
+            <form method="post" action={ui.peopleChange(tenant, "add")}>
+              <CsrfField token={props.csrf} />
+              <input type="hidden" name="user_id" value={person.id} />
+              <button type="submit" class="secondary">
+                Make tenant admin<span class="sr-only">{`: ${who}`}</span>
+              </button>
+            </form>
+          )
+        : null}
+      {removable.map((ns) => (
+        <p>
+          <a href={ui.people(tenant, { remove: person.id, namespace: ns })}>
+            Remove as admin of {ns}
+            <span class="sr-only">{`: ${who}`}</span>…
+          </a>
+        </p>
+      ))}
+      {addable.length === 0
+        ? null
+        : (
+          <form method="post" action={ui.peopleChange(tenant, "add")} class="inline">
+            <CsrfField token={props.csrf} />
+            <input type="hidden" name="user_id" value={person.id} />
+            <div>
+              <label for={selectId}>
+                Namespace<span class="sr-only">{` for ${who}`}</span>
+              </label>
+              <select id={selectId} name="namespace">
+                {addable.map((ns) => <option value={ns}>{ns}</option>)}
+              </select>
+            </div>
+            <div>
+              <button type="submit" class="secondary">
+                Make admin<span class="sr-only">{` of the namespace: ${who}`}</span>
+              </button>
+            </div>
+          </form>
+        )}
+    </details>
   );
 }

@@ -31,10 +31,15 @@ import { tokenRoutes } from "./tokens.tsx";
 import { peopleRoutes } from "./people.tsx";
 import { auditRoutes } from "./audit.tsx";
 import { webhookRoutes } from "./webhooks.tsx";
+import { authoringRoutes } from "./authoring/routes.tsx";
+import { loginPolicyRoutes } from "./login_policy_form.tsx";
 import { Notice } from "./widgets.tsx";
 
 /** Largest console form body: 256 KiB (a playground context is the largest). */
 export const CONSOLE_BODY_LIMIT = 256 * 1024;
+
+/** The largest form an authoring editor (`/edit/…`) accepts, bytes. */
+export const EDITOR_BODY_LIMIT = 2 * 1024 * 1024;
 
 /**
  * The console routes.
@@ -72,19 +77,23 @@ export function consoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
     });
   });
 
-  app.use(
-    "*",
+  const limits = [CONSOLE_BODY_LIMIT, EDITOR_BODY_LIMIT].map((maxSize) =>
     bodyLimit({
-      maxSize: CONSOLE_BODY_LIMIT,
+      maxSize,
       onError: () => {
-        throw tooLarge(CONSOLE_BODY_LIMIT);
+        throw tooLarge(maxSize);
       },
-    }),
+    })
   );
+  app.use("*", function limitBodies(c, next) {
+    // an editor's form may carry a whole file (a segment's list of 10,000 ids)
+    return (c.req.path.includes("/edit/") ? limits[1]! : limits[0]!)(c, next);
+  });
   app.use("*", consoleGate(deps));
   app.route("/", homeRoutes(deps));
   app.route("/", liveRoutes(deps));
   app.route("/t/:tenant/ns/:ns", flagListRoutes(deps, views));
+  app.route("/t/:tenant/ns/:ns", authoringRoutes(deps, views)); // /edit/: flags, rules, segments…
   app.route("/t/:tenant/ns/:ns", flagRoutes(deps, views)); // one flag, one segment
   app.route("/t/:tenant/ns/:ns", playgroundRoutes(deps, views));
   app.route("/t/:tenant/ns/:ns", versionRoutes(deps, views)); // versions, diff, rollback
@@ -92,6 +101,7 @@ export function consoleRoutes(deps: AppDeps): Hono<ConsoleEnv> {
   app.route("/t/:tenant/ns/:ns", changeRequestRoutes(deps)); // change requests, protection, rollouts
   app.route("/t/:tenant", tokenRoutes(deps, views));
   app.route("/t/:tenant", peopleRoutes(deps, views));
+  app.route("/t/:tenant", loginPolicyRoutes(deps)); // how people sign in
   app.route("/t/:tenant", auditRoutes(deps, views));
   app.route("/t/:tenant", webhookRoutes(deps));
   return app;

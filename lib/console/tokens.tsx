@@ -177,6 +177,7 @@ export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEn
       { ...tokenPageOptions(tenant, made.token.name), title: "Token created", status: 201 },
       <>
         <SecretPanel secret={made.secret} />
+        <IssuanceWarnings warnings={made.warnings} />
         <h2>Details</h2>
         <TokenDetails tenant={tenant} token={made.token} />
         <p>
@@ -344,6 +345,7 @@ export function tokenRoutes(deps: AppDeps, views: ManifestViews): Hono<ConsoleEn
       { ...tokenPageOptions(tenant, made.token.name), title: "Token rotated", status: 201 },
       <>
         <SecretPanel secret={made.secret} />
+        <IssuanceWarnings warnings={made.warnings} />
         <Notice>
           <p>
             The old token's secret keeps working until you revoke it. Give the consumer this new
@@ -443,4 +445,14 @@ function choice<T extends string>(value: string | undefined, allowed: readonly T
 function pageSize(value: string | undefined): number {
   const n = Number(value);
   return Number.isInteger(n) && n >= 1 && n <= 100 ? n : PAGE_SIZE;
+}
+
+/** What the service warns about a token it issued (an environment that is not public). */
+function IssuanceWarnings(props: { warnings: readonly { message: string }[] | undefined }) {
+  if (props.warnings === undefined || props.warnings.length === 0) return null;
+  return (
+    <Notice kind="error">
+      {props.warnings.map((w) => <p class="warning">{w.message}</p>)}
+    </Notice>
+  );
 }

@@ -37,6 +37,8 @@ export const ui = {
   tenants: (): string => "/ui/tenants",
   tenant: (t: string): string => `/ui/t/${e(t)}`,
   namespace: (t: string, ns: string): string => `/ui/t/${e(t)}/ns/${e(ns)}`,
+  namespaces: (t: string): string => `/ui/t/${e(t)}/namespaces`,
+  namespaceDelete: (t: string, ns: string): string => `/ui/t/${e(t)}/ns/${e(ns)}/delete`,
   flags: (t: string, ns: string, env: string, q: Record<string, string | undefined> = {}): string =>
     `/ui/t/${e(t)}/ns/${e(ns)}/env/${e(env)}${query(q)}`,
   flag: (t: string, ns: string, flag: string, env?: string): string =>
@@ -71,9 +73,46 @@ export const ui = {
   people: (t: string, q: Record<string, string | undefined> = {}): string =>
     `/ui/t/${e(t)}/people${query(q)}`,
   peopleChange: (t: string, change: "add" | "remove"): string => `/ui/t/${e(t)}/people/${change}`,
+  loginPolicy: (t: string, q: Record<string, string | undefined> = {}): string =>
+    `/ui/t/${e(t)}/login-policy${query(q)}`,
   audit: (t: string, q: Record<string, string | undefined> = {}): string =>
     `/ui/t/${e(t)}/audit${query(q)}`,
   live: (t: string, ns: string, since?: number): string =>
     `/ui/live${query({ tenant: t, namespace: ns, since })}`,
   asset: (name: string): string => `/ui/assets/${e(name)}`,
+  /** A namespace's segments. */
+  segments: (t: string, ns: string): string => `/ui/t/${e(t)}/ns/${e(ns)}/segments`,
+  /**
+   * The authoring editors (lib/console/authoring/), under `/edit/` so that
+   * no flag or segment key can shadow them.
+   */
+  edit: {
+    newFlag: (t: string, ns: string): string => `/ui/t/${e(t)}/ns/${e(ns)}/edit/flags/_new`,
+    /** A flag's description, default and variations. */
+    flag: (t: string, ns: string, flag: string): string =>
+      `/ui/t/${e(t)}/ns/${e(ns)}/edit/flags/${e(flag)}`,
+    /** One part of a flag (`variations/add`, `variations/remove`, `delete`…). */
+    flagPart: (t: string, ns: string, flag: string, part: string): string =>
+      `/ui/t/${e(t)}/ns/${e(ns)}/edit/flags/${e(flag)}/${part}`,
+    /** A scope's rules: the flag's own (`env` absent) or an environment's. */
+    rules: (t: string, ns: string, flag: string, env?: string): string =>
+      `/ui/t/${e(t)}/ns/${e(ns)}/edit/flags/${e(flag)}/rules${query({ env })}`,
+    /** One action on a scope's rules (`add`, `replace`, `remove`, `move`). */
+    ruleAction: (t: string, ns: string, flag: string, action: string, env?: string): string =>
+      `/ui/t/${e(t)}/ns/${e(ns)}/edit/flags/${e(flag)}/rules/${action}${query({ env })}`,
+    /** An environment's override of a flag (enabled, default, own rules). */
+    override: (t: string, ns: string, flag: string, env: string): string =>
+      `/ui/t/${e(t)}/ns/${e(ns)}/edit/flags/${e(flag)}/override${query({ env })}`,
+    /** Copying a flag's configuration from one environment to another. */
+    promote: (t: string, ns: string, flag: string, q: Record<string, string> = {}): string =>
+      `/ui/t/${e(t)}/ns/${e(ns)}/edit/flags/${e(flag)}/promote${query(q)}`,
+    newSegment: (t: string, ns: string): string => `/ui/t/${e(t)}/ns/${e(ns)}/edit/segments/_new`,
+    segment: (t: string, ns: string, segment: string): string =>
+      `/ui/t/${e(t)}/ns/${e(ns)}/edit/segments/${e(segment)}`,
+    segmentDelete: (t: string, ns: string, segment: string): string =>
+      `/ui/t/${e(t)}/ns/${e(ns)}/edit/segments/${e(segment)}/delete`,
+    /** The environments: add one, `public_evaluate`, remove. */
+    environments: (t: string, ns: string, action?: string): string =>
+      `/ui/t/${e(t)}/ns/${e(ns)}/edit/environments${action === undefined ? "" : `/${action}`}`,
+  },
 };

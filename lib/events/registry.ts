@@ -15,12 +15,23 @@
  * (its lease lapsed and others dropped its counts) writes its counts back
  * at its next renewal. Giving a slot back is local at once and reaches the
  * KV a moment later; nothing is written per stream while it stays open.
+ * The streams of one credential that open while its previous commit is
+ * under way are admitted together by the next one (a reconnect storm costs
+ * a few commits, not one per stream), in arrival order: when they do not
+ * all fit, the first ones that fit get slots and the others are refused, as
+ * one commit each would have decided.
  *
  * @module
  */
 import { CfgtoolError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { leaseConnection, removeHolder, renewHolder, setConnectionCount } from "../store/leases.ts";
+
+/** A stream waiting for its slot. */
+interface Waiter {
+  resolve: (release: () => void) => void;
+  reject: (err: unknown) => void;
+}
 
 /** How a {@linkcode ConnectionRegistry} shares its counts with other processes. */
 export interface SharedCountOptions {
@@ -66,6 +77,8 @@ export class ConnectionRegistry {
   readonly #dirty = new Set<string>();
   /** One KV operation at a time per credential. */
   readonly #chains = new Map<string, Promise<void>>();
+  /** Per credential, the streams that wait for the next commit. */
+  readonly #waiting = new Map<string, Waiter[]>();
   #started: Promise<void> | null = null;
   #timer: ReturnType<typeof setInterval> | undefined;
   /** Until when the last renewal that was stored keeps this process alive. */
@@ -110,22 +123,50 @@ export class ConnectionRegistry {
     const shared = this.#shared;
     if (shared === undefined || this.#stopped) return this.#take(id);
     await this.#start(shared);
-    return await this.#serial(id, async () => {
-      const next = this.count(id) + 1;
-      if (next > this.#limit) throw this.#refusal();
-      if (this.#stopped) return this.#take(id);
-      const lease = await leaseConnection(
-        shared.kv,
-        id,
-        this.holder!,
-        next,
-        this.#limit,
-        this.#now(),
-      );
-      if (!lease.acquired) throw this.#refusal();
-      this.#stored.set(id, next);
-      return this.#take(id);
+    return await new Promise<() => void>((resolve, reject) => {
+      let group = this.#waiting.get(id);
+      if (group === undefined) {
+        this.#waiting.set(id, group = []);
+        void this.#serial(id, () => this.#admit(id, shared)).catch(() => {});
+      }
+      group.push({ resolve, reject });
     });
+  }
+
+  /**
+   * Admits the streams waiting for a slot of `id` with one commit: as many
+   * as fit, in arrival order (the count of every live process decides, as
+   * in {@linkcode leaseConnection}); the others are refused.
+   */
+  async #admit(id: string, shared: SharedCountOptions): Promise<void> {
+    const group = this.#waiting.get(id) ?? [];
+    this.#waiting.delete(id);
+    let admitted = 0;
+    try {
+      let fit = Math.min(group.length, this.#limit - this.count(id));
+      if (this.#stopped) admitted = Math.max(fit, 0); // counted in this process only
+      while (fit > 0 && !this.#stopped) {
+        const next = this.count(id) + fit;
+        const lease = await leaseConnection(
+          shared.kv,
+          id,
+          this.holder!,
+          next,
+          this.#limit,
+          this.#now(),
+        );
+        if (lease.acquired) {
+          this.#stored.set(id, next);
+          admitted = fit;
+          break;
+        }
+        fit -= lease.total - this.#limit; // over the limit by that many
+      }
+    } catch (err) {
+      for (const w of group) w.reject(err);
+      return;
+    }
+    group.forEach((w, i) => i < admitted ? w.resolve(this.#take(id)) : w.reject(this.#refusal()));
   }
 
   /**

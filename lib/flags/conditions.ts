@@ -9,10 +9,19 @@
  * the caller supplies that lookup. A predicate whose attribute is absent from
  * the context does not hold, whatever the operator, except `exists`.
  *
+ * `before` and `after` compare instants: the predicate's value and the
+ * context's are RFC 3339 date-times with their zone, or dates (midnight UTC
+ * at the start of the day), read by `rfc3339MsOf` (lib/protocol/time_text.ts)
+ * to the millisecond. `before` holds when the context's instant is strictly
+ * earlier, `after` when strictly later; a context value that is not a string
+ * or does not parse does not hold, as an absent attribute.
+ *
  * @module
  */
-import semver from "semver";
-import { compilePattern } from "../linear_regex.ts";
+// the engine behind `matches` may load late (compile_pattern.ts); its cache is linear_regex.ts's
+import { compilePattern } from "./compile_pattern.ts";
+import { compareSemver, parseSemver, type SemVer } from "./semver.ts";
+import { rfc3339MsOf } from "../protocol/time_text.ts";
 
 /** Every operator, in documentation order. */
 export const OPERATORS = [
@@ -32,6 +41,8 @@ export const OPERATORS = [
   "semver_eq",
   "semver_lt",
   "semver_gt",
+  "before",
+  "after",
 ] as const;
 
 /** One operator name. */
@@ -186,8 +197,9 @@ export function refName(attribute: string, refPrefix: string): string | undefine
 /**
  * The JSON Schema type a context attribute must have for a predicate, as the
  * context contract records it: the type of the value (of its items for `in`
- * and `not_in`); `number` for the ordering operators; `string` for the string
- * and semver operators; undefined for `exists` (any type).
+ * and `not_in`); `number` for the ordering operators; `string` for the string,
+ * semver and time (`before`, `after`) operators; undefined for `exists` (any
+ * type).
  *
  * @example
  * ```ts
@@ -226,16 +238,23 @@ export function lookup(ctx: Context, path: string): unknown {
 }
 
 /**
- * Compiles one validated predicate into a matcher. Regexes and semver values
- * are prepared once here, not at every evaluation. A `matches` pattern the
- * linear-time engine refuses (accepted only by lenient validation) compiles
- * to a predicate that never holds, so a matcher never throws.
+ * Compiles one validated predicate into a matcher. Regexes, semver values
+ * and the instants of `before`/`after` are prepared once here, not at every
+ * evaluation. A `matches` pattern the linear-time engine refuses (accepted
+ * only by lenient validation) compiles to a predicate that never holds, so a
+ * matcher never throws.
  *
  * @example
  * ```ts
  * import { compilePredicate } from "./conditions.ts";
  * const m = compilePredicate({ attribute: "n", op: "gte", value: 3 }, "segment");
  * if (!m({ n: 4 }, () => false) || m({}, () => false)) throw new Error();
+ * const after = compilePredicate(
+ *   { attribute: "user.created_at", op: "after", value: "2026-01-01T00:00:00Z" },
+ *   "segment",
+ * );
+ * if (!after({ user: { created_at: "2026-01-01T01:00:00+00:30" } }, () => false)) throw new Error();
+ * if (after({ user: { created_at: "2026-01-01" } }, () => false)) throw new Error("equal instants");
  * ```
  */
 export function compilePredicate(p: Predicate, refPrefix: string): Matcher {
@@ -349,9 +368,15 @@ function checkValue(op: Operator, value: unknown): string | undefined {
     case "semver_eq":
     case "semver_lt":
     case "semver_gt":
-      return typeof value === "string" && semver.valid(value) !== null
+      return typeof value === "string" && parseSemver(value) !== null
         ? undefined
         : `${op} takes a semantic version string such as "1.2.3"`;
+    case "before":
+    case "after":
+      return typeof value === "string" && !Number.isNaN(rfc3339MsOf(value))
+        ? undefined
+        : `${op} takes an RFC 3339 date-time with its zone, such as "2026-01-01T00:00:00Z", ` +
+          `or a date such as "2026-01-01" (midnight UTC)`;
   }
 }
 
@@ -400,26 +425,43 @@ function compileTest(op: Operator, value: Scalar | Scalar[]): (v: unknown) => bo
       return semverTest(value as string, (c) => c < 0);
     case "semver_gt":
       return semverTest(value as string, (c) => c > 0);
+    case "before": {
+      const at = predicateInstant(value);
+      return (v) => typeof v === "string" && rfc3339MsOf(v) < at;
+    }
+    case "after": {
+      const at = predicateInstant(value);
+      return (v) => typeof v === "string" && rfc3339MsOf(v) > at;
+    }
   }
 }
 
+/**
+ * The instant of a `before`/`after` value. NaN, which no comparison passes
+ * (so the predicate never holds), for what only a predicate built by hand
+ * without validation can hold.
+ */
+function predicateInstant(value: Scalar | Scalar[]): number {
+  return typeof value === "string" ? rfc3339MsOf(value) : NaN;
+}
+
 function semverTest(target: string, ok: (cmp: number) => boolean): (v: unknown) => boolean {
-  const t = semver.parse(target)!;
+  const t = parseSemver(target)!;
   return (v) => {
     if (typeof v !== "string") return false;
     const parsed = parseSemverCached(v);
-    return parsed !== null && ok(parsed.compare(t));
+    return parsed !== null && ok(compareSemver(parsed, t));
   };
 }
 
 /** Context versions repeat (app versions, OS versions): parse each once. */
-const SEMVER_CACHE = new Map<string, semver.SemVer | null>();
+const SEMVER_CACHE = new Map<string, SemVer | null>();
 const SEMVER_CACHE_MAX = 1024;
 
-function parseSemverCached(v: string): semver.SemVer | null {
+function parseSemverCached(v: string): SemVer | null {
   let parsed = SEMVER_CACHE.get(v);
   if (parsed === undefined) {
-    parsed = semver.parse(v);
+    parsed = parseSemver(v);
     if (SEMVER_CACHE.size >= SEMVER_CACHE_MAX) SEMVER_CACHE.clear();
     SEMVER_CACHE.set(v, parsed);
   }

@@ -25,6 +25,7 @@
  *
  * @module
  */
+import { NotFoundError } from "../errors.ts";
 import { compileAll, type Context, lookup, type Matcher, refName } from "./conditions.ts";
 import { beginRegexEvaluation, endRegexEvaluation } from "../linear_regex.ts";
 import { bucketValueOf, murmur3Begin, murmur3Finish, type Murmur3State } from "./bucket.ts";
@@ -649,4 +650,38 @@ function deepFreeze<T>(v: T): T {
     Object.freeze(v);
   }
   return v;
+}
+
+/**
+ * Refuses an environment that a compiled model does not declare: 404
+ * `environment_not_found`, naming the namespace and the model's version
+ * (the service and the relay answer it alike).
+ *
+ * @param model the namespace's compiled model
+ * @param t the tenant, namespace and environment asked for
+ * @throws {NotFoundError} when the model has no such environment
+ *
+ * @example
+ * ```ts
+ * import { assertEnvironment } from "./evaluate.ts";
+ * const model = { environments: ["prod"], version: 3 } as never;
+ * assertEnvironment(model, { tenant: "acme", namespace: "web", environment: "prod" });
+ * let code = "";
+ * try { assertEnvironment(model, { tenant: "acme", namespace: "web", environment: "qa" }); }
+ * catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "environment_not_found") throw new Error(code);
+ * ```
+ */
+export function assertEnvironment(
+  model: Pick<CompiledModel, "environments" | "version">,
+  t: { tenant: string; namespace: string; environment: string },
+): void {
+  if (!model.environments.includes(t.environment)) {
+    throw new NotFoundError(
+      "environment_not_found",
+      `Namespace ${t.tenant}/${t.namespace} has no environment ${t.environment} ` +
+        `in version ${model.version} of its manifest`,
+      { details: { environment: t.environment, version: model.version } },
+    );
+  }
 }

@@ -62,6 +62,7 @@ import { refName } from "./conditions.ts";
 import { effectiveFlag } from "./effective.ts";
 import type { Flag, Manifest, Predicate, Rule } from "./model.ts";
 import { validateManifest, type ValidateOptions } from "./validate.ts";
+import type { SameFiles } from "./value_changes.ts";
 
 /**
  * A manifest file set, in any of the forms a change request holds: path to
@@ -105,7 +106,11 @@ export type ManifestFileSet =
  * if (environmentsAffected(before, after).length !== 0) throw new Error();
  * ```
  */
-export function environmentsAffected(before: Manifest, after: Manifest): string[] {
+export function environmentsAffected(
+  before: Manifest,
+  after: Manifest,
+  same?: SameFiles,
+): string[] {
   const envsBefore = before.namespace.environments;
   const envsAfter = after.namespace.environments;
   const affected = new Set<string>();
@@ -137,6 +142,7 @@ export function environmentsAffected(before: Manifest, after: Manifest): string[
   };
   for (const k of flagKeys) {
     if (open === 0) break;
+    if (same?.flags.has(k)) continue; // the same file: the same flag everywhere
     const fb = before.flags[k]!;
     const fa = after.flags[k]!;
     const overridden = union(Object.keys(fb.environments), Object.keys(fa.environments))
@@ -155,6 +161,7 @@ export function environmentsAffected(before: Manifest, after: Manifest): string[
   // where some flag's effective rules reach them, on either side.
   const changedSegments = new Set<string>();
   for (const s of union(Object.keys(before.segments), Object.keys(after.segments))) {
+    if (same?.segments.has(s)) continue;
     if (segmentPrint(before, s) !== segmentPrint(after, s)) changedSegments.add(s);
   }
   if (open > 0 && changedSegments.size > 0) {
@@ -357,4 +364,52 @@ function canonical(v: unknown): string {
 
 function union(a: readonly string[], b: readonly string[]): string[] {
   return [...new Set([...a, ...b])];
+}
+
+/**
+ * The flags and segments whose files are byte for byte the same in two
+ * file sets, for {@linkcode environmentsAffected} and `valueChanges` to
+ * skip; undefined when `namespace.toml` differs (then nothing is skipped).
+ *
+ * @param before the files before
+ * @param after the files after
+ * @returns the keys whose files did not change, or undefined
+ *
+ * @example
+ * ```ts
+ * import { sameFiles } from "./impact.ts";
+ * const t = (s: string) => new TextEncoder().encode(s);
+ * const ns = t("schema_version = 1\n");
+ * const same = sameFiles(
+ *   new Map([["namespace.toml", ns], ["flags/a.toml", t("a")], ["flags/b.toml", t("b")]]),
+ *   new Map([["namespace.toml", ns], ["flags/a.toml", t("a")], ["flags/b.toml", t("c")]]),
+ * );
+ * if ([...same!.flags].join() !== "a" || same!.segments.size !== 0) throw new Error();
+ * ```
+ */
+export function sameFiles(
+  before: ReadonlyMap<string, Uint8Array>,
+  after: ReadonlyMap<string, Uint8Array>,
+): SameFiles | undefined {
+  const ns = "namespace.toml";
+  if (!bytesEqual(before.get(ns), after.get(ns))) return undefined;
+  const flags = new Set<string>();
+  const segments = new Set<string>();
+  for (const [path, bytes] of before) {
+    if (!path.endsWith(".toml") || !bytesEqual(bytes, after.get(path))) continue;
+    const slash = path.indexOf("/");
+    const dir = path.slice(0, slash);
+    const key = path.slice(slash + 1, -".toml".length);
+    if (key.includes("/")) continue;
+    if (dir === "flags") flags.add(key);
+    else if (dir === "segments") segments.add(key);
+  }
+  return { flags, segments };
+}
+
+function bytesEqual(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

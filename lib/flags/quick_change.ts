@@ -13,10 +13,18 @@
  *
  * @module
  */
-import { parse, patch } from "toml-patch";
 import { InvalidRequestError } from "../errors.ts";
-import { parseToml } from "../toml.ts";
+import {
+  type Doc,
+  type EditNames,
+  isTable,
+  patchDoc,
+  readPatchable,
+  setInTable,
+} from "./authoring/edit_toml.ts";
 import { ROLLOUT_TOTAL } from "./model.ts";
+
+export { type RuleAsWritten, rulesAsWritten } from "./authoring/as_written.ts";
 
 /** A quick change to a flag file. */
 export type QuickChange =
@@ -44,55 +52,8 @@ export type QuickChange =
     weights: Record<string, number>;
   };
 
-/** One rule of a flag file as written, for a form that edits it. */
-export interface RuleAsWritten {
-  /** Its index (0-based) among the rules it belongs to. */
-  index: number;
-  /** Whether these are the environment's own rules or the flag's `[[rule]]`. */
-  scope: "environment" | "flag";
-  /** The segment it applies to, if any. */
-  segment?: string;
-  /** The rollout's entries as written (weights out of 100 or 100000), if it is a rollout. */
-  rollout?: { variation: string; weight: number }[];
-}
-
-// deno-lint-ignore no-explicit-any
-type Doc = Record<string, any>;
-
-/**
- * The rules that apply in an environment as the file writes them: the
- * environment's own (`[[environments.<env>.rule]]`) when it overrides the
- * flag's, else the flag's `[[rule]]`, with each rollout's weights in the
- * file's own scale (100 or 100000).
- *
- * @param text the flag file
- * @param environment the environment, or none for the flag's own rules
- * @returns the rules, in file order
- * @throws {InvalidRequestError} when the text is not TOML
- *
- * @example
- * ```ts
- * import { rulesAsWritten } from "./quick_change.ts";
- * const text = '[[rule]]\nrollout = [{ variation = "a", weight = 25 }, { variation = "b", weight = 75 }]\n';
- * const [rule] = rulesAsWritten(text, "production");
- * if (rule?.scope !== "flag" || rule.rollout?.[1]?.weight !== 75) throw new Error(JSON.stringify(rule));
- * ```
- */
-export function rulesAsWritten(text: string, environment?: string): RuleAsWritten[] {
-  const doc = read(text);
-  const { rules, scope } = rulesIn(doc, environment);
-  return rules.map((r, index) => {
-    const out: RuleAsWritten = { index, scope };
-    if (isTable(r) && typeof r.segment === "string") out.segment = r.segment;
-    if (isTable(r) && Array.isArray(r.rollout)) {
-      out.rollout = r.rollout.map((e: unknown) => ({
-        variation: isTable(e) && typeof e.variation === "string" ? e.variation : "",
-        weight: isTable(e) && typeof e.weight === "number" ? e.weight : 0,
-      }));
-    }
-    return out;
-  });
-}
+/** How quick changes name the file and themselves in refusals. */
+const NAMES: EditNames = { file: "flag file", editor: "a quick change" };
 
 /**
  * Applies a quick change to a flag file's text, keeping comments and
@@ -118,7 +79,7 @@ export function rulesAsWritten(text: string, environment?: string): RuleAsWritte
  * ```
  */
 export function applyQuickChange(text: string, change: QuickChange): string {
-  const doc = read(text);
+  const doc = readPatchable(text, NAMES);
   switch (change.kind) {
     case "toggle": {
       if (typeof change.enabled !== "boolean") {
@@ -126,17 +87,31 @@ export function applyQuickChange(text: string, change: QuickChange): string {
       }
       const current = envTable(doc, change.environment)?.enabled ?? true;
       if (current === change.enabled) return text;
-      return setInEnvironment(text, doc, change.environment, "enabled", change.enabled);
+      return setInTable(
+        text,
+        doc,
+        ["environments", change.environment],
+        "enabled",
+        change.enabled,
+        NAMES,
+      );
     }
     case "default": {
       knownVariation(doc, change.variation, "variation");
       if (change.environment === undefined) {
         if (doc.default === change.variation) return text;
         doc.default = change.variation;
-        return write(text, doc);
+        return patchDoc(text, doc, NAMES);
       }
       if (envTable(doc, change.environment)?.default === change.variation) return text;
-      return setInEnvironment(text, doc, change.environment, "default", change.variation);
+      return setInTable(
+        text,
+        doc,
+        ["environments", change.environment],
+        "default",
+        change.variation,
+        NAMES,
+      );
     }
     case "weights":
       return setWeights(text, doc, change);
@@ -210,7 +185,7 @@ function setWeights(
     if (e.weight !== weight) changed = true;
     e.weight = weight;
   }
-  return changed ? write(text, doc) : text;
+  return changed ? patchDoc(text, doc, NAMES) : text;
 }
 
 /** The rules that apply in `environment`: its own when it has `rule`, else the flag's. */
@@ -239,105 +214,4 @@ function knownVariation(doc: Doc, variation: string, field: string): void {
       { details: { field } },
     );
   }
-}
-
-/**
- * Sets `key` in the environment's override table. A key the table does not
- * have yet goes into a `[environments.<env>]` section added at the end (a
- * patch alone would write an inline or dotted key) when the file reads
- * the same with that section, i.e. the table was not defined yet or only
- * implied by `[[environments.<env>.rule]]`; otherwise toml-patch places it
- * in the table where it is.
- */
-function setInEnvironment(
-  text: string,
-  doc: Doc,
-  environment: string,
-  key: string,
-  value: unknown,
-): string {
-  if (!isTable(doc.environments)) doc.environments = {};
-  if (!isTable(doc.environments[environment])) doc.environments[environment] = {};
-  const table = doc.environments[environment];
-  if (!Object.hasOwn(table, key)) {
-    const before = structuredClone(doc);
-    const nl = text.includes("\r\n") ? "\r\n" : "\n";
-    const separator = text.trim() === "" ? "" : text.endsWith(nl) ? nl : nl + nl;
-    const withTable = `${text}${separator}[environments.${tomlKey(environment)}]${nl}`;
-    table[key] = value;
-    if (sameValue(tryRead(withTable), before)) {
-      const out = tryWrite(withTable, doc);
-      if (out !== undefined) return out;
-    }
-  }
-  table[key] = value;
-  return write(text, doc);
-}
-
-/** A key as TOML writes it: bare when it can be, else quoted. */
-function tomlKey(key: string): string {
-  return /^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key);
-}
-
-function read(text: string): Doc {
-  try {
-    return parse(text) as Doc;
-  } catch (err) {
-    throw new InvalidRequestError(
-      `The flag file is not valid TOML: ${String((err as Error).message).split("\n")[0]}`,
-      { cause: err },
-    );
-  }
-}
-
-function tryRead(text: string): Doc | undefined {
-  try {
-    return parse(text) as Doc;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The patched text, only when it reads back (with toml-patch and with the
- * validator's parser) as exactly `doc`.
- */
-function tryWrite(text: string, doc: Doc): string | undefined {
-  let out: string;
-  try {
-    out = patch(text, doc, { trailingComma: false });
-  } catch {
-    return undefined;
-  }
-  if (!sameValue(tryRead(out), doc) || !parseToml(out, "flag.toml").ok) return undefined;
-  return out;
-}
-
-function write(text: string, doc: Doc): string {
-  const out = tryWrite(text, doc);
-  if (out === undefined) {
-    throw new InvalidRequestError(
-      "This flag file is laid out in a way a quick change cannot edit safely: " +
-        "change it in the file and push it",
-    );
-  }
-  return out;
-}
-
-/** Deep equality of parsed TOML, ignoring key order. */
-function sameValue(a: unknown, b: unknown): boolean {
-  return a !== undefined && canonical(a) === canonical(b);
-}
-
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (isTable(v)) {
-    const keys = Object.keys(v).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(",")}}`;
-  }
-  return JSON.stringify(v) ?? "undefined";
-}
-
-function isTable(v: unknown): v is Doc {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
 }

@@ -41,6 +41,16 @@ import { type ManifestFileSet, manifestOfFiles } from "./impact.ts";
 import type { EnvironmentOverride, Flag, Manifest, Rule, Segment } from "./model.ts";
 import type { ValidateOptions } from "./validate.ts";
 
+/**
+ * The flags and segments whose files are byte for byte the same on both
+ * sides (so their models are equal): a comparison may skip them. Only
+ * valid when `namespace.toml` is the same too.
+ */
+export interface SameFiles {
+  flags: ReadonlySet<string>;
+  segments: ReadonlySet<string>;
+}
+
 /** What an entry of {@linkcode valueChanges} is about. */
 export type ChangeSubject = "namespace" | "environment" | "flag" | "segment";
 
@@ -99,7 +109,11 @@ export const MAX_VALUE_CHARS = 60;
  * if (JSON.stringify(changes) !== JSON.stringify(want)) throw new Error(JSON.stringify(changes));
  * ```
  */
-export function valueChanges(before: Manifest, after: Manifest): ValueChange[] {
+export function valueChanges(
+  before: Manifest,
+  after: Manifest,
+  same?: SameFiles,
+): ValueChange[] {
   const out: ValueChange[] = [];
   if (before.namespace.description !== after.namespace.description) {
     out.push({
@@ -127,9 +141,11 @@ export function valueChanges(before: Manifest, after: Manifest): ValueChange[] {
     }
   }
   for (const k of keysOf(before.flags, after.flags)) {
+    if (same?.flags.has(k)) continue;
     out.push(...flagChanges(k, own(before.flags, k), own(after.flags, k)));
   }
   for (const k of keysOf(before.segments, after.segments)) {
+    if (same?.segments.has(k)) continue;
     const c = segmentChange(k, own(before.segments, k), own(after.segments, k));
     if (c !== undefined) out.push(c);
   }

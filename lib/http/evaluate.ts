@@ -166,6 +166,64 @@ export async function readEvaluationBody(req: Request): Promise<EvaluationBody> 
 }
 
 /**
+ * The body of `…/evaluate` or `…/evaluate/all` and its checked context.
+ * Shared with the relay.
+ *
+ * @param req the request
+ * @returns the body and its context
+ * @throws {InvalidRequestError} or {InvalidContextError} for a bad body or context
+ *
+ * @example
+ * ```ts
+ * import { readEvaluationInput } from "./evaluate.ts";
+ * const req = new Request("http://x", { method: "POST", body: '{"flag":"a","context":{"k":1}}' });
+ * const { body, context } = await readEvaluationInput(req);
+ * if (body.flag !== "a" || context.k !== 1) throw new Error();
+ * ```
+ */
+export async function readEvaluationInput(
+  req: Request,
+): Promise<{ body: Record<string, unknown>; context: Context }> {
+  const { body, bytes } = await readEvaluationBody(req);
+  return { body, context: validateContext(body.context, { bodyBytes: bytes }) as Context };
+}
+
+/**
+ * The flag key `…/evaluate` names in its body. Shared with the relay.
+ *
+ * @param body the request body
+ * @returns the key
+ * @throws {InvalidRequestError} when `flag` is missing, empty or not a string
+ *
+ * @example
+ * ```ts
+ * import { flagOfBody } from "./evaluate.ts";
+ * if (flagOfBody({ flag: "a" }) !== "a") throw new Error();
+ * let threw = false;
+ * try {
+ *   flagOfBody({ flag: 1 });
+ * } catch {
+ *   threw = true;
+ * }
+ * if (!threw) throw new Error();
+ * ```
+ */
+export function flagOfBody(body: Record<string, unknown>): string {
+  const flag = body.flag;
+  if (flag !== undefined && flag !== null && typeof flag !== "string") {
+    throw new InvalidRequestError("flag must be a string: the key of the flag to evaluate", {
+      details: { field: "flag" },
+    });
+  }
+  if (typeof flag !== "string" || flag === "") {
+    throw new InvalidRequestError("flag is required: the key of the flag to evaluate", {
+      details: { field: "flag" },
+    });
+  }
+  return flag;
+}
+
+/**
  * The evaluation routes, mounted under
  * `/tenants/:tenant/namespaces/:ns/environments/:env` of the authenticated API.
  *
@@ -191,27 +249,18 @@ export function evaluateRoutes(deps: AppDeps): Hono<AppEnv> {
       namespace: c.req.param("ns")!,
       environment: c.req.param("env")!,
     };
-    const { model, input } = await modelForRequest(c, deps, t, async () => {
-      const { body, bytes } = await readEvaluationBody(c.req.raw);
-      return { body, context: validateContext(body.context, { bodyBytes: bytes }) as Context };
-    });
+    const { model, input } = await modelForRequest(
+      c,
+      deps,
+      t,
+      () => readEvaluationInput(c.req.raw),
+    );
     return { t, body: input.body, context: input.context, model };
   }
 
   app.post("/evaluate", async (c) => {
     const { t, body, context, model } = await prepare(c);
-    const flag = body.flag;
-    if (flag !== undefined && flag !== null && typeof flag !== "string") {
-      throw new InvalidRequestError("flag must be a string: the key of the flag to evaluate", {
-        details: { field: "flag" },
-      });
-    }
-    if (typeof flag !== "string" || flag === "") {
-      throw new InvalidRequestError("flag is required: the key of the flag to evaluate", {
-        details: { field: "flag" },
-      });
-    }
-    const result = evaluateFlag(model, t.environment, flag, context);
+    const result = evaluateFlag(model, t.environment, flagOfBody(body), context);
     observeEvaluations(deps, "cfgtool", t, result, context);
     return c.json(result);
   });

@@ -81,9 +81,19 @@ const encoder = new TextEncoder();
 /**
  * Length of a query string without its `?`: in UTF-8 bytes when it could be
  * over the limit, else in UTF-16 units (at most a third of the bytes, so
- * under the limit either way), which saves encoding every query.
+ * under the limit either way), which saves encoding every query. Shared
+ * with the relay's event stream (lib/relay/).
+ *
+ * @param search the URL's `search`
+ * @returns its length, as compared with {@linkcode MAX_QUERY_BYTES}
+ *
+ * @example
+ * ```ts
+ * import { queryBytes } from "./events.ts";
+ * if (queryBytes("?ns=web:*") !== 8) throw new Error();
+ * ```
  */
-function queryBytes(search: string): number {
+export function queryBytes(search: string): number {
   const chars = search.length - (search.startsWith("?") ? 1 : 0);
   if (chars * 3 <= MAX_QUERY_BYTES) return chars; // at most 3 bytes per UTF-16 unit
   return encoder.encode(search.replace(/^\?/, "")).length;
@@ -96,8 +106,22 @@ function invalidSubscription(message: string, reason: string, namespace?: string
   });
 }
 
-/** Parses and checks the `ns` values: count, syntax, per-namespace flag cap, repeats. */
-function parseSubscriptions(values: string[]): NamespaceSubscription[] {
+/**
+ * Parses and checks the `ns` values: count, syntax, per-namespace flag cap,
+ * repeats (400 `invalid_request` / `invalid_subscription`). Shared with the
+ * relay's event stream (lib/relay/).
+ *
+ * @param values the `ns` query values
+ * @returns the subscriptions
+ *
+ * @example
+ * ```ts
+ * import { parseSubscriptions } from "./events.ts";
+ * const [s] = parseSubscriptions(["web:b,a"]);
+ * if (s?.slug !== "web" || s.flags === "*" || s.flags.join() !== "a,b") throw new Error();
+ * ```
+ */
+export function parseSubscriptions(values: string[]): NamespaceSubscription[] {
   if (values.length === 0) {
     throw new InvalidRequestError(
       "ns is required: repeat ns=<slug>:<flag-list> for each namespace",
@@ -132,9 +156,18 @@ function parseSubscriptions(values: string[]): NamespaceSubscription[] {
  * The one tenant of the connection: a tenant-bound token's own tenant (a
  * `<tenant>/` prefix, if written, must name it); principals bound to no
  * tenant (superadmin tokens, human sessions) write `<tenant>/<slug>`, the
- * same tenant in every value.
+ * same tenant in every value. Shared with the relay's event stream.
+ *
+ * @param p the caller
+ * @param subs its subscriptions
+ * @returns the tenant
+ *
+ * @example
+ * ```ts ignore
+ * const tenant = connectionTenant(principal, parseSubscriptions(["acme/web:*"]));
+ * ```
  */
-function connectionTenant(p: Principal, subs: NamespaceSubscription[]): string {
+export function connectionTenant(p: Principal, subs: NamespaceSubscription[]): string {
   const bound = p.kind === "token" && p.token.type !== "superadmin" ? p.token.tenant_slug : null;
   const tenants = new Set(subs.map((s) => s.tenant ?? bound));
   if (tenants.has(null)) {
@@ -148,8 +181,20 @@ function connectionTenant(p: Principal, subs: NamespaceSubscription[]): string {
   return [...tenants][0]!;
 }
 
-/** `since` hints, overridden per slug by `Last-Event-ID`; hints of other tenants are ignored. */
-function resumeHints(c: Context<AppEnv>, tenant: string): Map<string, number> {
+/**
+ * `since` hints, overridden per slug by `Last-Event-ID`; hints of other
+ * tenants are ignored. Shared with the relay's event stream.
+ *
+ * @param c the request
+ * @param tenant the connection's tenant
+ * @returns slug → the version the client holds
+ *
+ * @example
+ * ```ts ignore
+ * const hints = resumeHints(c, tenant);
+ * ```
+ */
+export function resumeHints(c: Context<AppEnv>, tenant: string): Map<string, number> {
   const out = new Map<string, number>();
   const add = (h: ResumeHint) => {
     if (h.tenant === null || h.tenant === tenant) out.set(h.slug, h.version);

@@ -208,6 +208,165 @@ export function refetchVersion(url: URL): number | undefined {
 }
 
 /**
+ * The triple an authenticated OFREP request evaluates: a `namespace-client`
+ * token's binding (headers may restate it), else the one named in the
+ * `X-Cfgtool-Tenant`, `X-Cfgtool-Namespace` and `X-Cfgtool-Environment`
+ * headers. Shared with the relay's OFREP routes.
+ *
+ * @param c the request, its principal set
+ * @returns the triple (a client token's binding check is the caller's)
+ * @throws {OfrepError} `GENERAL` when a non-client principal names no triple
+ *
+ * @example
+ * ```ts ignore
+ * const t = ofrepTriple(c);
+ * ```
+ */
+export function ofrepTriple(c: Ctx): Triple {
+  const p = c.get("principal");
+  const named = {
+    tenant: c.req.header("x-cfgtool-tenant"),
+    namespace: c.req.header("x-cfgtool-namespace"),
+    environment: c.req.header("x-cfgtool-environment"),
+  };
+  if (p.kind === "token" && p.token.type === "namespace-client") {
+    return {
+      tenant: named.tenant ?? p.token.tenant_slug ?? "",
+      namespace: named.namespace ?? p.token.namespace_slug ?? "",
+      environment: named.environment ?? p.token.environment_slug ?? "",
+    };
+  }
+  if (
+    named.tenant === undefined || named.namespace === undefined ||
+    named.environment === undefined
+  ) {
+    throw new OfrepError(
+      "GENERAL",
+      "Name the flags to evaluate with the X-Cfgtool-Tenant, X-Cfgtool-Namespace and " +
+        "X-Cfgtool-Environment headers (only namespace-client tokens imply them)",
+    );
+  }
+  return { tenant: named.tenant, namespace: named.namespace, environment: named.environment };
+}
+
+/**
+ * The context of an OFREP request's body: read and checked as at
+ * `…/evaluate`, then {@linkcode ofrepContext}. Shared with the relay.
+ *
+ * @param req the request
+ * @returns the context to evaluate
+ * @throws {OfrepError} or {InvalidContextError} for a bad body or context
+ *
+ * @example
+ * ```ts
+ * import { readOfrepContext } from "./ofrep.ts";
+ * const req = new Request("http://x/", {
+ *   method: "POST",
+ *   body: JSON.stringify({ context: { targetingKey: "u1" } }),
+ * });
+ * if ((await readOfrepContext(req)).targeting_key !== "u1") throw new Error();
+ * ```
+ */
+export async function readOfrepContext(req: Request): Promise<Context> {
+  const { body, bytes } = await readEvaluationBody(req);
+  return ofrepContext(validateContext(body.context, { bodyBytes: bytes }));
+}
+
+/** `res` with the CORS headers the request's principal and Origin earn. */
+function withCors(c: Ctx, res: Response): Response {
+  applyCors(res.headers, corsOrigin(c.get("principal"), c.req.header("origin")));
+  return res;
+}
+
+/**
+ * The answer of `POST /ofrep/v1/evaluate/flags/{key}` for one engine result
+ * (with CORS headers); shared with the relay.
+ *
+ * @param c the request
+ * @param key the flag key of the path
+ * @param t the evaluated triple (named in the not-found message)
+ * @param r the engine's result
+ * @returns the success response
+ * @throws {OfrepError} `FLAG_NOT_FOUND` (404), `PARSE_ERROR` (400) or `GENERAL` (500) for an `ERROR` result
+ *
+ * @example
+ * ```ts ignore
+ * return ofrepFlagResponse(c, key, t, evaluateFlag(model, t.environment, key, context));
+ * ```
+ */
+export function ofrepFlagResponse(
+  c: Ctx,
+  key: string,
+  t: Triple,
+  r: EvaluationResult,
+): Response {
+  if (r.reason === "ERROR") {
+    if (r.error_code === "FLAG_NOT_FOUND") {
+      throw new OfrepError(
+        "FLAG_NOT_FOUND",
+        `Flag ${key} does not exist in ${t.tenant}/${t.namespace}`,
+        404,
+      );
+    }
+    throw new OfrepError(
+      r.error_code === "PARSE_ERROR" ? "PARSE_ERROR" : "GENERAL",
+      r.error_message ?? "evaluation failed",
+      r.error_code === "PARSE_ERROR" ? 400 : 500,
+    );
+  }
+  const body = {
+    key,
+    value: r.value,
+    reason: r.reason,
+    variant: r.variation,
+    metadata: r.rule_index === undefined
+      ? { version: r.version }
+      : { version: r.version, ruleIndex: r.rule_index },
+  };
+  return withCors(
+    c,
+    new Response(JSON.stringify(body), {
+      headers: { "content-type": "application/json", "cache-control": "private, no-cache" },
+    }),
+  );
+}
+
+/**
+ * The answer of `POST /ofrep/v1/evaluate/flags`: the bulk body with its
+ * ETag and `X-Cfgtool-Version`, or a 304 when `If-None-Match` names the
+ * ETag (with CORS headers); shared with the relay.
+ *
+ * @param c the request
+ * @param results flag key → result, in key order
+ * @param version the evaluated manifest version
+ * @param streamUrl the event-stream URL, or null
+ * @returns the response
+ *
+ * @example
+ * ```ts ignore
+ * return ofrepBulkResponse(c, evaluateAll(model, t.environment, context), model.version, null);
+ * ```
+ */
+export function ofrepBulkResponse(
+  c: Ctx,
+  results: Record<string, EvaluationResult>,
+  version: number,
+  streamUrl: string | null,
+): Response {
+  const { body, etag } = bulkBody(results, streamUrl);
+  const headers = new Headers({
+    etag,
+    "cache-control": "private, no-cache",
+    "x-cfgtool-version": String(version),
+  });
+  if (etagMatches(c.req.header("if-none-match"), etag)) {
+    return withCors(c, new Response(null, { status: 304, headers }));
+  }
+  headers.set("content-type", "application/json");
+  return withCors(c, new Response(body, { headers }));
+}
+
+/**
  * The OFREP routes, mounted at `/ofrep/v1` of the root app (they
  * authenticate themselves: their errors are OFREP's, not the §6 envelope).
  *
@@ -226,92 +385,28 @@ export function ofrepRoutes(deps: AppDeps): Hono<AppEnv> {
 
   const authn = authenticate(deps, { from: ["bearer"] }); // preflights (OPTIONS) carry none
 
-  /** The triple the authenticated request evaluates: its token's, or named in headers. */
-  function tripleOf(c: Ctx): Triple {
-    const p = c.get("principal");
-    const named = {
-      tenant: c.req.header("x-cfgtool-tenant"),
-      namespace: c.req.header("x-cfgtool-namespace"),
-      environment: c.req.header("x-cfgtool-environment"),
-    };
-    let t: Triple;
-    if (p.kind === "token" && p.token.type === "namespace-client") {
-      t = {
-        tenant: named.tenant ?? p.token.tenant_slug ?? "",
-        namespace: named.namespace ?? p.token.namespace_slug ?? "",
-        environment: named.environment ?? p.token.environment_slug ?? "",
-      };
-    } else {
-      if (
-        named.tenant === undefined || named.namespace === undefined ||
-        named.environment === undefined
-      ) {
-        throw new OfrepError(
-          "GENERAL",
-          "Name the flags to evaluate with the X-Cfgtool-Tenant, X-Cfgtool-Namespace and " +
-            "X-Cfgtool-Environment headers (only namespace-client tokens imply them)",
-        );
-      }
-      t = { tenant: named.tenant, namespace: named.namespace, environment: named.environment };
-    }
-    return t;
-  }
-
-  async function readContext(c: Ctx): Promise<Context> {
-    const { body, bytes } = await readEvaluationBody(c.req.raw);
-    return ofrepContext(validateContext(body.context, { bodyBytes: bytes }));
-  }
-
-  function finish(c: Ctx, res: Response): Response {
-    applyCors(res.headers, corsOrigin(c.get("principal"), c.req.header("origin")));
-    return res;
-  }
-
   app.post("/evaluate/flags/:key", authn, async (c) => {
     const key = c.req.param("key");
-    const t = tripleOf(c);
-    const { model, input: context } = await modelForRequest(c, deps, t, () => readContext(c));
+    const t = ofrepTriple(c);
+    const { model, input: context } = await modelForRequest(
+      c,
+      deps,
+      t,
+      () => readOfrepContext(c.req.raw),
+    );
     const r = evaluateFlag(model, t.environment, key, context);
     observeEvaluations(deps, "ofrep", t, r, context);
-    if (r.reason === "ERROR") {
-      if (r.error_code === "FLAG_NOT_FOUND") {
-        throw new OfrepError(
-          "FLAG_NOT_FOUND",
-          `Flag ${key} does not exist in ${t.tenant}/${t.namespace}`,
-          404,
-        );
-      }
-      throw new OfrepError(
-        r.error_code === "PARSE_ERROR" ? "PARSE_ERROR" : "GENERAL",
-        r.error_message ?? "evaluation failed",
-        r.error_code === "PARSE_ERROR" ? 400 : 500,
-      );
-    }
-    const body = {
-      key,
-      value: r.value,
-      reason: r.reason,
-      variant: r.variation,
-      metadata: r.rule_index === undefined
-        ? { version: r.version }
-        : { version: r.version, ruleIndex: r.rule_index },
-    };
-    return finish(
-      c,
-      new Response(JSON.stringify(body), {
-        headers: { "content-type": "application/json", "cache-control": "private, no-cache" },
-      }),
-    );
+    return ofrepFlagResponse(c, key, t, r);
   });
 
   app.post("/evaluate/flags", authn, async (c) => {
-    const t = tripleOf(c);
+    const t = ofrepTriple(c);
     const url = new URL(c.req.url);
     const { model, input: context } = await modelForRequest(
       c,
       deps,
       t,
-      () => readContext(c),
+      () => readOfrepContext(c.req.raw),
       refetchVersion(url),
     );
     const results = evaluateAll(model, t.environment, context);
@@ -320,17 +415,7 @@ export function ofrepRoutes(deps: AppDeps): Hono<AppEnv> {
     const streamUrl = clientToken === null
       ? null
       : eventStreamUrl(c.req.raw, clientToken, deps.publicUrl);
-    const { body, etag } = bulkBody(results, streamUrl);
-    const headers = new Headers({
-      etag,
-      "cache-control": "private, no-cache",
-      "x-cfgtool-version": String(model.version),
-    });
-    if (etagMatches(c.req.header("if-none-match"), etag)) {
-      return finish(c, new Response(null, { status: 304, headers }));
-    }
-    headers.set("content-type", "application/json");
-    return finish(c, new Response(body, { headers }));
+    return ofrepBulkResponse(c, results, model.version, streamUrl);
   });
 
   for (const path of ["/evaluate/flags", "/evaluate/flags/:key"]) {

@@ -47,6 +47,11 @@ export const SHAPES = {
   auditId: { describe: "an audit entry id", pattern: new RegExp(`^${ULID}$`) },
   /** Audit event types (`token.created`). */
   eventType: { describe: "an event type", pattern: /^[a-z][a-z0-9_.-]{0,63}$/ },
+  /** Email addresses as user records hold them (the people list's cursor): printable ASCII, one `@`. */
+  email: {
+    describe: "an email address",
+    pattern: new RegExp(`^(?=.{3,${MAX_EMAIL_LENGTH}}$)[!-?A-~]+@[!-?A-~]+$`),
+  },
 } as const satisfies Record<string, IdentifierShape>;
 
 /** How a path parameter is checked: its shape and the error when it is off. */

@@ -105,10 +105,14 @@ export function tokenRoutes(deps: AppDeps): Hono<AppEnv> {
   return app;
 }
 
-/** The 201 answer to a create or rotate: the metadata and the one-time secret, never cached. */
+/**
+ * The 201 answer to a create or rotate: the metadata, the one-time secret
+ * and any warnings, never cached.
+ */
 function issuedResponse(c: Context<AppEnv>, issued: IssuedToken): Response {
+  const { token, secret, warnings } = issued;
   return c.json(
-    { token: issued.token, secret: issued.secret, request_id: c.get("requestId") },
+    { token, secret, ...(warnings ? { warnings } : {}), request_id: c.get("requestId") },
     201,
     { "cache-control": "no-store" },
   );

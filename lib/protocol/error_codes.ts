@@ -27,6 +27,8 @@ export type ServiceErrorCode =
   | "session_not_found"
   | "login_failed"
   | "login_unavailable"
+  | "read_only"
+  | "upstream_unavailable"
   | "admin_not_found"
   | "webhook_not_found"
   | "change_request_not_found"
@@ -109,6 +111,16 @@ export const ERROR_CODES: Readonly<Record<ServiceErrorCode, ErrorCodeInfo>> = {
   login_unavailable: {
     status: 503,
     meaning: "the identity provider does not answer, or the sign-in client secret is missing",
+  },
+  read_only: {
+    status: 405,
+    meaning: "a request a read-only relay does not serve (a write); `details.upstream` names " +
+      "the service to send it to",
+  },
+  upstream_unavailable: {
+    status: 503,
+    meaning: "a relay cannot check a credential: its upstream does not answer and it holds no " +
+      "verdict on it within --offline-grace",
   },
   admin_not_found: { status: 404, meaning: "removing a user who is not an admin" },
   webhook_not_found: { status: 404, meaning: "unknown webhook id in the tenant" },

@@ -142,12 +142,26 @@ export interface TokenInfo {
   rotated_to_token_id?: string | null;
 }
 
+/**
+ * Something to know about a token just issued, which was issued all the
+ * same: `environment_not_public` for a `namespace-client` token whose
+ * environment has `public_evaluate = false` (it gets 403 until that changes).
+ */
+export interface TokenWarning {
+  /** Stable code. */
+  code: "environment_not_public";
+  /** What it means for the token, in plain words. */
+  message: string;
+}
+
 /** A token just created or rotated, with its one-time secret. */
 export interface IssuedToken {
   /** Its metadata. */
   token: TokenInfo;
   /** The plaintext token; the service shows it only in this response. */
   secret: string;
+  /** Present, and not empty, when there is something to know about the token. */
+  warnings?: TokenWarning[];
 }
 
 /** Who acted, in an audit entry. */

@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import { NotFoundError } from "../errors.ts";
 import type { Principal } from "../auth/principal.ts";
 import { errorPageResponse, errorResponse, wantsErrorPage } from "../http/errors.ts";
+import { clientIpField } from "../http/client_ip.ts";
 import { clientAbortResponse, isClientAbort } from "../net/client_abort.ts";
 import { guardPathIdentifiers } from "../http/params.ts";
 import { healthRoutes } from "../http/health.ts";
@@ -72,6 +73,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       path: c.req.path,
       status: c.res.status,
       ms: Math.round((performance.now() - started) * 10) / 10,
+      ...clientIpField(c), // only with --trusted-proxy
       ...(principal ? principalFields(principal) : {}),
     });
   });

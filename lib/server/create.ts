@@ -2,7 +2,8 @@
  * The flag service's request handler over an opened KV: the HTTP app, the
  * per-process runtime it serves from and the server's metrics (its own
  * registry; the KV it hands on is measured, lib/telemetry/instrumented_kv.ts),
- * plus background retention.
+ * plus background retention and, once per store, the backfill of the
+ * people index (lib/store/people_backfill.ts).
  * `serve` (lib/server/serve.ts) binds it to a port.
  *
  * @module
@@ -15,9 +16,12 @@ import { resolveSettings, type ServiceSettings } from "../settings.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import { startRetention } from "../store/retention.ts";
 import { startAuditRetention } from "../store/audit_retention.ts";
+import { startPeopleBackfill } from "../store/people_backfill.ts";
 import { ServiceMetrics } from "../metrics/service_metrics.ts";
 import { instrumentKv } from "../telemetry/instrumented_kv.ts";
 import { startQueueWork } from "../services/queue_work.ts";
+import { TrustedProxies } from "../net/trusted_proxies.ts";
+import { fetchEnv } from "../http/client_ip.ts";
 
 /** Options of {@linkcode createServer}. */
 export interface ServerOptions {
@@ -49,6 +53,11 @@ export interface ServerOptions {
    * compare the two.
    */
   metrics?: boolean;
+  /**
+   * Proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`,
+   * lib/net/trusted_proxies.ts); default none: the peer is the client.
+   */
+  trustedProxies?: TrustedProxies;
 }
 
 /** A request handler and what it holds open. */
@@ -121,12 +130,20 @@ export function createServer(options: ServerOptions): FlagServer {
     log,
     onPruned: (result) => metrics.auditPruned(result),
   });
+  // sign-ins made before the people index existed, read once per store
+  const peopleBackfill = startPeopleBackfill(kv, { log });
   return {
-    fetch: (req, info) => app.fetch(req, info ? { remoteAddr: info.remoteAddr } : {}),
+    fetch: (req, info) =>
+      app.fetch(req, fetchEnv(req, info, options.trustedProxies ?? TrustedProxies.NONE)),
     runtime,
     close: async () => {
       runtime.close();
-      await Promise.all([retention.stop(), auditRetention.stop(), queueWork.stop()]);
+      await Promise.all([
+        retention.stop(),
+        auditRetention.stop(),
+        peopleBackfill.stop(),
+        queueWork.stop(),
+      ]);
     },
   };
 }

@@ -1,9 +1,11 @@
 /**
  * `serve(options)`: binds the port (HTTPS with a TLS pair), opens the KV
- * and the token key, and serves the flag service (lib/server/create.ts)
- * with connection limits (lib/net/bounded_server.ts) until its signal
- * aborts. With a TLS pair, each `reload` event (SIGHUP) reads the pair
- * again and serves new connections with it (lib/server/tls_reload.ts).
+ * (its layout first: an older store is migrated before anything serves, a
+ * newer one refused, lib/store/layout.ts) and the token key, and serves
+ * the flag service (lib/server/create.ts) with connection limits
+ * (lib/net/bounded_server.ts) until its signal aborts. With a TLS pair,
+ * each `reload` event (SIGHUP) reads the pair again and serves new
+ * connections with it (lib/server/tls_reload.ts).
  *
  * @module
  */
@@ -12,14 +14,17 @@ import { join, resolve } from "node:path";
 import { bufferedWriter, createLogger, type Logger } from "../log.ts";
 import { CfgtoolError, UsageError } from "../errors.ts";
 import { DEFAULT_KV_PATH, kvLocation, openKv } from "../store/kv.ts";
+import { prepareLayout, type PrepareLayoutOptions } from "../store/layout.ts";
 import { DEFAULT_MAIL_FROM, smtpTarget } from "../login/mailer.ts";
 import type { MailSettings } from "../http/deps.ts";
 import { openTokenKey } from "../auth/hmac_key.ts";
 import { DESCRIPTOR_RESERVE, resolveSettings, type ServiceSettings } from "../settings.ts";
 import { type ConnectionLimits, type HttpListener, serveBounded } from "../net/bounded_server.ts";
 import { raiseDescriptorLimit } from "../net/fd_limit.ts";
+import { TrustedProxies, TrustedProxyError } from "../net/trusted_proxies.ts";
 import { errorResponse } from "../http/errors.ts";
 import { createServer, type FlagServer } from "./create.ts";
+import { announceFirstRun } from "./first_run.ts";
 import { listenTls, readableByOthers, readTlsPair, type TlsPair } from "./tls.ts";
 import { certificateFields, type TlsReloader, watchTlsReloads } from "./tls_reload.ts";
 
@@ -60,14 +65,34 @@ export interface ServeOptions {
   reloads?: EventTarget;
   /** Bearer token that may scrape `GET /metrics` from any address (never logged). */
   metricsToken?: string;
+  /**
+   * Load balancers and proxies (CIDR ranges or addresses) whose
+   * `X-Forwarded-For` names the client, for the per-IP limits and the
+   * log (lib/net/trusted_proxies.ts); default none: the peer is the client.
+   */
+  trustedProxies?: readonly string[];
   /** The configuration file the options came from, named in the `listening` line. */
   configFile?: string;
   /** Aborting this stops the server. */
   signal?: AbortSignal;
   /** Tunables; unset ones take the defaults of lib/settings.ts. */
   settings?: Partial<ServiceSettings>;
+  /**
+   * The store layout this server reads and writes, with the migrations of
+   * an older store, run (or waited for) before it serves
+   * (lib/store/layout.ts); default: this release's. Tests give their own.
+   */
+  layout?: Omit<PrepareLayoutOptions, "log" | "signal" | "migrate">;
   /** Called once the server listens, with its address and URL (`http://…` or `https://…`). */
   onListen?: (addr: { hostname: string; port: number; url: string }) => void;
+  /**
+   * Given, a server on a new installation's store (no tenant, no user)
+   * makes a one-time operator console link once it listens and passes
+   * this the line that shows it, or says how to make one
+   * (lib/server/first_run.ts); the CLI prints it. Not called otherwise,
+   * nor in a worker of a group (its parent does it).
+   */
+  onFirstRun?: (line: string) => void;
   /**
    * This process is worker `worker` of a `serve --workers` group
    * (lib/server/supervisor.ts): it binds the port with `SO_REUSEPORT`, next
@@ -105,6 +130,7 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
   const hostname = options.hostname ?? "127.0.0.1";
   const port = options.port ?? 8080;
   const settings = resolveSettings(options.settings);
+  const proxies = trustedProxies(options.trustedProxies);
   const descriptors = raiseDescriptorLimit();
   const pair = options.tls ? await readTlsPair(options.tls) : undefined;
   // SO_REUSEPORT: a worker shares the port with its siblings; a TLS reload binds a
@@ -116,6 +142,19 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
   let loaded;
   try {
     kv = await openKv(kvSpec);
+    // The layout first: recorded on a new store, a newer one refused, an older one
+    // migrated (by one process; the others wait) before anything serves.
+    const layout = await prepareLayout(kv, {
+      ...options.layout,
+      log,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (layout.stopped) {
+      // a shutdown during the migration: it resumes at the next start
+      kv.close();
+      listener.close();
+      return;
+    }
     loaded = await openTokenKey(
       kv,
       options.tokenKeyFile === undefined
@@ -148,6 +187,7 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
     startWorkers: true,
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
     ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}),
+    ...(proxies.any ? { trustedProxies: proxies } : {}),
     mail,
   });
   const stop = new AbortController();
@@ -211,9 +251,18 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
     url,
     kv: describeKv(kvSpec),
     ...(options.configFile !== undefined ? { config: options.configFile } : {}),
+    ...(proxies.any ? { trusted_proxies: options.trustedProxies!.join(",") } : {}),
     ...(options.worker !== undefined ? { worker: options.worker, pid: Deno.pid } : {}),
   });
   options.onListen?.({ ...addr, url });
+  if (options.onFirstRun && options.worker === undefined) {
+    const place = {
+      scheme: pair ? "https" as const : "http" as const,
+      ...addr,
+      ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+    };
+    await announceFirstRun({ kv, key: loaded.key }, place, log, options.onFirstRun);
+  }
   await http.finished;
   await reloader?.stop();
   options.reloads?.removeEventListener("reload", onReloadWithoutTls);
@@ -243,6 +292,15 @@ function mailSettings(kvSpec: string, options: ServeOptions, log: Logger): MailS
     outbox: outboxDir,
   });
   return { outboxDir, from };
+}
+
+/** `--trusted-proxy` values read, a bad one a usage error (before anything is bound). */
+function trustedProxies(values: readonly string[] | undefined): TrustedProxies {
+  try {
+    return TrustedProxies.parse(values ?? []);
+  } catch (err) {
+    throw err instanceof TrustedProxyError ? new UsageError(err.message) : err;
+  }
 }
 
 /** Pending connections the kernel may queue before accept (Deno's default is 511). */

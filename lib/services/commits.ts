@@ -144,6 +144,38 @@ export async function checkAndCommit(
   );
 }
 
+/**
+ * Commits a file set as a push ({@linkcode checkAndCommit}) and counts it
+ * with its size.
+ *
+ * @param deps store, runtime, clock
+ * @param principal the author
+ * @param ref the namespace
+ * @param files the manifest's files
+ * @param options message, `If-Match`, guards
+ * @param ctx the request
+ * @returns the new version (or the head when unchanged) and whether it changed
+ *
+ * @example
+ * ```ts ignore
+ * await pushFiles(deps, person, ref, files, { message: "m", ifMatch: 3 }, ctx);
+ * ```
+ */
+export async function pushFiles(
+  deps: ServiceDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+  files: ReadonlyMap<string, Uint8Array>,
+  options: Pick<CheckedFiles, "message" | "ifMatch" | "guards">,
+  ctx: RequestContext,
+): Promise<CommitResult> {
+  const result = await checkAndCommit(deps, principal, ref, files, options, ctx);
+  let size = 0;
+  for (const bytes of files.values()) size += bytes.length;
+  deps.runtime.metrics.pushed(size, result.changed);
+  return result;
+}
+
 /** Two guards' additions as one. */
 function merge(a: CommitAdditions, b: CommitAdditions | undefined): CommitAdditions {
   if (b === undefined) return a;

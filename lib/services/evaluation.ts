@@ -16,7 +16,7 @@
 import { authorize } from "../auth/permissions.ts";
 import type { Principal } from "../auth/principal.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";
-import type { CompiledModel } from "../flags/evaluate.ts";
+import { assertEnvironment } from "../flags/evaluate.ts";
 import type { CachedModel } from "../runtime/model_cache.ts";
 import { RateLimiter } from "../runtime/rate_limiter.ts";
 import { getNamespace } from "../store/namespaces.ts";
@@ -170,17 +170,6 @@ export async function evaluationStreamHead(
   const head = await getHead(deps.kv, t.tenant, t.namespace);
   if (head === null) throw new ForbiddenError(`Namespace ${t.tenant}/${t.namespace} is gone`);
   return { t, head, tokenId: principal.token.id };
-}
-
-function assertEnvironment(model: CompiledModel, t: Triple): void {
-  if (!model.environments.includes(t.environment)) {
-    throw new NotFoundError(
-      "environment_not_found",
-      `Namespace ${t.tenant}/${t.namespace} has no environment ${t.environment} ` +
-        `in version ${model.version} of its manifest`,
-      { details: { environment: t.environment, version: model.version } },
-    );
-  }
 }
 
 /**

@@ -32,7 +32,7 @@
  */
 import type { RequestContext } from "../auth/deps.ts";
 import { parseLoginPolicy } from "../login/policy.ts";
-import { authorize } from "../auth/permissions.ts";
+import { authorize, can } from "../auth/permissions.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";
 import type { LoginPolicy, LoginPolicyRecord } from "../protocol/login_policy.ts";
@@ -171,6 +171,75 @@ export function getLoginPolicy(
     }
     return record;
   });
+}
+
+/** What the console's login-policy form is drawn from. */
+export interface LoginPolicyForm {
+  /** The current record, or null when the tenant has none. */
+  record: LoginPolicyRecord | null;
+  /** Whether the caller may set the identity provider's fields too. */
+  superadmin: boolean;
+}
+
+/**
+ * The login policy as the form that changes it starts: 403 without
+ * `tenant.login.set`, 404 for an unknown tenant.
+ *
+ * @param deps store
+ * @param principal the caller
+ * @param tenant the tenant slug
+ * @returns the current record (or null) and whether the caller is a superadmin
+ *
+ * @example
+ * ```ts
+ * import { loginPolicyForm } from "./login_policies.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const p = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "" };
+ * let code = "";
+ * try { await loginPolicyForm({ kv }, p, "acme"); } catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "forbidden") throw new Error(code);
+ * kv.close();
+ * ```
+ */
+export function loginPolicyForm(
+  deps: { kv: Deno.Kv },
+  principal: Principal,
+  tenant: string,
+): Promise<LoginPolicyForm> {
+  return withSpan("cfgtool.service.login_policy_form", { "cfgtool.tenant": tenant }, async () => {
+    await authorize(deps.kv, principal, "tenant.login.set", { tenant });
+    await getTenant(deps.kv, tenant);
+    return {
+      record: await findLoginPolicy(deps.kv, tenant),
+      superadmin: isSuperadmin(principal),
+    };
+  });
+}
+
+/**
+ * Whether the caller may change a tenant's login policy (the people page
+ * links to the form for those who may). Refuses nothing.
+ *
+ * @param deps store
+ * @param principal the caller
+ * @param tenant the tenant slug
+ * @returns true for a superadmin or a human tenant admin
+ *
+ * @example
+ * ```ts
+ * import { mayChangeLoginPolicy } from "./login_policies.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const p = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "" };
+ * if (await mayChangeLoginPolicy({ kv }, p, "acme")) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function mayChangeLoginPolicy(
+  deps: { kv: Deno.Kv },
+  principal: Principal,
+  tenant: string,
+): Promise<boolean> {
+  return can(deps.kv, principal, "tenant.login.set", { tenant });
 }
 
 /**

@@ -19,27 +19,21 @@ import type { RequestContext } from "../auth/deps.ts";
 import { authorize, can } from "../auth/permissions.ts";
 import type { Principal } from "../auth/principal.ts";
 import {
-  CfgtoolError,
   ForbiddenError,
   InvalidRequestError,
+  NotFoundError,
   type Problem,
   ProblemsError,
 } from "../errors.ts";
 import type { Flag } from "../flags/model.ts";
 import { applyQuickChange, type QuickChange } from "../flags/quick_change.ts";
 import { MAX_MESSAGE_LENGTH } from "../protocol/limits.ts";
-import {
-  type CommitResult,
-  getVersion,
-  type Head,
-  listVersions,
-  readFiles,
-  type VersionMeta,
-} from "../store/versions.ts";
+import { type CommitResult, getVersion, readFiles, type VersionMeta } from "../store/versions.ts";
 import { withSpan } from "../telemetry/spans.ts";
 import { type ChangeRequestRecord, openChangeRequest } from "./changes.ts";
-import { checkAndCommit, type CheckedFiles, commitChecked } from "./commits.ts";
-import { ApprovalRequiredError, type GuardOptions } from "./protection.ts";
+import { checkAndCommit, commitChecked, pushFiles } from "./commits.ts";
+import { type EditOutcome, type FileEdits, type MadeEdit, runEdit } from "./edits.ts";
+import type { GuardOptions } from "./protection.ts";
 import { isSuperadmin } from "./tenants.ts";
 import type { ManifestWorkers } from "../workers/manifest_workers.ts";
 import type { PreparedUpload, UploadFormat } from "../workers/manifest_work.ts";
@@ -840,10 +834,10 @@ export function commitFlagChange(
 }
 
 /**
- * A quick change, previewed (`ctx` undefined) or committed: one
- * authorisation, one head read, the base version from the parsed-version
- * cache, the change made on the flag file, then the shared validation (and
- * commit).
+ * A quick change, previewed (`ctx` undefined) or committed: an edit of
+ * the flag's file (lib/services/edits.ts runs the flow: one
+ * authorisation, one head read, the conflict on a moved head), told as
+ * the quick-change pages tell it.
  */
 async function flagChange(
   deps: ViewDeps,
@@ -852,173 +846,102 @@ async function flagChange(
   request: Deferred<FlagChangeRequest>,
   ctx: RequestContext | undefined,
 ): Promise<FlagChangeOutcome> {
-  const head = await manifestTarget(deps, principal, ref, "manifest.write");
-  const { base, flag: key, read } = await resolveInput(request);
-  const view = await deps.views.view(deps, ref, head, base);
-  const flag = flagIn(view, key);
-  const asked = read(view);
-  if (asked === null) return { kind: "form", view, flag };
-  const refusal = messageRefusal(asked.message);
-  if (refusal !== undefined) return { kind: "refused", view, flag, error: refusal };
-  // A preview on an old version is already a conflict; a commit finds out from the store.
-  if (ctx === undefined && head.version !== base) {
-    return await conflict(deps, view, flag, asked, head);
+  let flag: Flag | undefined;
+  const outcome = await runEdit(deps, principal, ref, async () => {
+    const { base, flag: key, read } = await resolveInput(request);
+    return {
+      base,
+      read: (view) => {
+        flag = flagIn(view, key);
+        const asked = read(view);
+        if (asked === null) return null;
+        return {
+          message: asked.message,
+          propose: asked.propose,
+          make: (version) => quickEdit(version, key, asked),
+        };
+      },
+    };
+  }, ctx);
+  return asFlagOutcome(outcome, flag!);
+}
+
+/** A quick change as an edit of the flag's file on a version (404 when its flag or environment is gone). */
+function quickEdit(view: NamespaceView, key: string, asked: AskedChange): FileEdits {
+  if (!Object.hasOwn(view.manifest.flags, key)) {
+    throw new NotFoundError("flag_not_found", `Version ${view.meta.version} has no flag ${key}`);
   }
-  const made = changeOn(view, key, asked);
-  if (made instanceof InvalidRequestError) return { kind: "refused", view, flag, error: made };
-  if (made.after === made.before) return { kind: "unchanged", view, flag };
-  const files = withFile(view.files, flagPath(key), made.after);
-  if (ctx === undefined) {
-    const { problems } = await deps.runtime.workers.check(files);
-    return { kind: "preview", view, flag, ...made, problems };
+  const env = asked.environment;
+  if (env !== undefined && !Object.hasOwn(view.manifest.namespace.environments, env)) {
+    throw new NotFoundError(
+      "environment_not_found",
+      `Version ${view.meta.version} declares no environment ${env}`,
+    );
   }
-  if (asked.propose === true) {
-    try {
-      const change_request = await openChangeRequest(deps, principal, ref, {
-        files,
-        message: asked.message,
-        base_version: base,
-      }, ctx);
-      return { kind: "proposed", view, flag, change_request };
-    } catch (err) {
-      if (err instanceof ProblemsError) {
-        return { kind: "invalid", view, flag, ...made, problems: err.problems };
-      }
-      throw err;
-    }
-  }
-  let result: CommitResult;
-  try {
-    result = await pushFiles(deps, principal, ref, files, {
-      message: asked.message,
-      ifMatch: base,
-    }, ctx);
-  } catch (err) {
-    if (err instanceof CfgtoolError && err.code === "precondition_failed") {
-      return await conflict(deps, view, flag, asked, await currentHead(deps, ref));
-    }
-    if (err instanceof ProblemsError) {
-      return { kind: "invalid", view, flag, ...made, problems: err.problems };
-    }
-    if (err instanceof ApprovalRequiredError) {
-      const details = err.details as { required_approvals: number };
+  const path = flagPath(key);
+  return new Map([[path, applyQuickChange(fileText(view, path), asked.change())]]);
+}
+
+/** An edit's outcome as a quick change's: the flag file before and after. */
+function asFlagOutcome(outcome: EditOutcome, flag: Flag): FlagChangeOutcome {
+  const { view } = outcome;
+  const one = (m: MadeEdit): MadeChange => ({
+    before: m.edits[0]?.before ?? "",
+    after: m.edits[0]?.after ?? "",
+    problems: m.problems,
+  });
+  switch (outcome.kind) {
+    case "form":
+    case "unchanged":
+      return { kind: outcome.kind, view, flag };
+    case "refused":
+      if (!(outcome.error instanceof InvalidRequestError)) throw outcome.error;
+      return { kind: "refused", view, flag, error: outcome.error };
+    case "preview":
+    case "invalid":
+      return { kind: outcome.kind, view, flag, ...one(outcome) };
+    case "approval_required":
       return {
         kind: "approval_required",
         view,
         flag,
-        ...made,
+        ...one(outcome),
         problems: [],
-        environments: err.environments,
-        required: details.required_approvals,
-        files,
+        environments: outcome.protection.environments,
+        required: outcome.protection.required,
+        files: outcome.files,
       };
+    case "proposed":
+      return { kind: "proposed", view, flag, change_request: outcome.change_request };
+    case "committed":
+      return { kind: "committed", view, flag, version: outcome.version };
+    case "conflict": {
+      const base = {
+        kind: "conflict" as const,
+        view,
+        flag,
+        head: outcome.head,
+        theirs: outcome.theirs,
+      };
+      const again = outcome.again;
+      const headFlag = outcome.head.manifest.flags[flag.key];
+      if (again.kind === "refused") {
+        if (again.error.code === "flag_not_found" || headFlag === undefined) {
+          return { ...base, again: { kind: "flag_gone" } };
+        }
+        if (again.error.code === "environment_not_found") {
+          return { ...base, again: { kind: "environment_gone" } };
+        }
+        if (!(again.error instanceof InvalidRequestError)) throw again.error;
+        return { ...base, again: { kind: "refused", flag: headFlag, error: again.error } };
+      }
+      if (headFlag === undefined) return { ...base, again: { kind: "flag_gone" } };
+      if (again.kind === "unchanged") {
+        return { ...base, again: { kind: "unchanged", flag: headFlag } };
+      }
+      return { ...base, again: { kind: "preview", flag: headFlag, ...one(again) } };
     }
-    throw err;
   }
-  if (!result.changed) return { kind: "unchanged", view, flag };
-  return { kind: "committed", view, flag, version: result.version };
-}
-
-/**
- * Someone committed after the base version: the head, the versions since
- * the base (newest first, at most 20) and the change made again on the
- * head (or why it cannot be).
- */
-async function conflict(
-  deps: ViewDeps,
-  view: NamespaceView,
-  flag: Flag,
-  asked: AskedChange,
-  head: Head,
-): Promise<FlagChangeOutcome> {
-  const ref = { tenant: view.tenant, namespace: view.namespace };
-  const now = await deps.views.view(deps, ref, head);
-  const { items } = await listVersions(deps.kv, ref.tenant, ref.namespace, {
-    limit: 20,
-    after: head.version + 1,
-  });
-  const theirs = items.filter((v) => v.version > view.meta.version && v.version <= head.version);
-  const conflicted = { kind: "conflict" as const, view, flag, head: now, theirs };
-  if (!Object.hasOwn(now.manifest.flags, flag.key)) {
-    return { ...conflicted, again: { kind: "flag_gone" } };
-  }
-  const headFlag = now.manifest.flags[flag.key]!;
-  const env = asked.environment;
-  if (env !== undefined && !Object.hasOwn(now.manifest.namespace.environments, env)) {
-    return { ...conflicted, again: { kind: "environment_gone" } };
-  }
-  const made = changeOn(now, flag.key, asked);
-  if (made instanceof InvalidRequestError) {
-    return { ...conflicted, again: { kind: "refused", flag: headFlag, error: made } };
-  }
-  if (made.after === made.before) {
-    return { ...conflicted, again: { kind: "unchanged", flag: headFlag } };
-  }
-  const { problems } = await deps.runtime.workers.check(
-    withFile(now.files, flagPath(flag.key), made.after),
-  );
-  return { ...conflicted, again: { kind: "preview", flag: headFlag, ...made, problems } };
-}
-
-/** The flag file of a version before and after the change, or the change's refusal. */
-function changeOn(
-  view: NamespaceView,
-  key: string,
-  asked: AskedChange,
-): { before: string; after: string } | InvalidRequestError {
-  const before = fileText(view, flagPath(key));
-  try {
-    return { before, after: applyQuickChange(before, asked.change()) };
-  } catch (err) {
-    if (err instanceof InvalidRequestError) return err;
-    throw err;
-  }
-}
-
-/** Why a quick change's message cannot be the version's, if it cannot. */
-function messageRefusal(message: string): InvalidRequestError | undefined {
-  if (message.trim() === "") {
-    return new InvalidRequestError(
-      "Write a message: it says in the version history why this changed",
-      { details: { field: "message" } },
-    );
-  }
-  if (message.length > MAX_MESSAGE_LENGTH) {
-    return new InvalidRequestError(
-      `The message is ${message.length} characters; at most ${MAX_MESSAGE_LENGTH}`,
-      { details: { field: "message" } },
-    );
-  }
-  return undefined;
-}
-
-const encoder = new TextEncoder();
-
-/** The files with one file's text replaced. */
-function withFile(
-  files: ReadonlyMap<string, Uint8Array>,
-  path: string,
-  text: string,
-): Map<string, Uint8Array> {
-  const out = new Map(files);
-  out.set(path, encoder.encode(text));
-  return out;
-}
-
-/** Commits a file set as a push ({@linkcode checkAndCommit}) and counts it with its size. */
-async function pushFiles(
-  deps: ServiceDeps,
-  principal: Principal,
-  ref: NamespaceRef,
-  files: ReadonlyMap<string, Uint8Array>,
-  options: Pick<CheckedFiles, "message" | "ifMatch" | "guards">,
-  ctx: RequestContext,
-): Promise<CommitResult> {
-  const result = await checkAndCommit(deps, principal, ref, files, options, ctx);
-  let size = 0;
-  for (const bytes of files.values()) size += bytes.length;
-  deps.runtime.metrics.pushed(size, result.changed);
-  return result;
 }
 
 /**

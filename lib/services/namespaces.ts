@@ -403,6 +403,33 @@ export function namespaceSummaries(
 }
 
 /**
+ * Whether `principal` may create and delete the namespaces of `tenant`
+ * (`namespace.create`: tenant admins, people or tokens, and superadmins),
+ * so a page offers the buttons only to those who may press them.
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @param tenant tenant slug
+ * @returns true when they may
+ *
+ * @example
+ * ```ts
+ * import { mayManageNamespaces } from "./namespaces.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const root = { kind: "session" as const, user_id: "usr_1", session_id: "ssn_1", tenants: [], groups: [], since: "", superadmin: true as const };
+ * if (!await mayManageNamespaces({ kv }, root, "acme")) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function mayManageNamespaces(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: Principal,
+  tenant: string,
+): Promise<boolean> {
+  return can(deps.kv, principal, "namespace.create", { tenant });
+}
+
+/**
  * One namespace with its head (`GET /api/v1/tenants/{t}/namespaces/{ns}`):
  * needs `namespace.read` (403), then the namespace (404
  * `namespace_not_found`).

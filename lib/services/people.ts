@@ -1,12 +1,16 @@
 /**
- * The people of a tenant as the console's people page shows them, read as
- * the reader may read them: the tenant admins and the admins of each
- * namespace the reader may read, each list with whether the reader may
- * change it; the people the API lets the reader list (`user.list`); the
- * login policy when the reader may read it (`tenant.login`). Each part is
- * authorised as its API route is (lib/services/tenants.ts, namespaces.ts,
- * users.ts, login_policies.ts). Also the names console pages show for ids
- * ({@linkcode peopleNames}), and the admin a removal page asks about.
+ * The people of a tenant ({@linkcode listTenantPeople},
+ * `GET /api/v1/users?tenant=`): everyone who signed in to it and everyone
+ * on one of its admin lists, with their last sign-in and their roles, a
+ * page at a time. And the tenant's people as the console's people page
+ * shows them, read as the reader may read them: the tenant admins and the
+ * admins of each namespace the reader may read, each list with whether the
+ * reader may change it; a page of the people when the reader may list them
+ * (`user.list`); the login policy when the reader may read it
+ * (`tenant.login`). Each part is authorised as its API route is
+ * (lib/services/tenants.ts, namespaces.ts, users.ts, login_policies.ts).
+ * Also the names console pages show for ids ({@linkcode peopleNames}), and
+ * the admin a removal page asks about.
  *
  * @module
  */
@@ -15,9 +19,17 @@ import { authorize, can } from "../auth/permissions.ts";
 import type { Principal } from "../auth/principal.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";
 import type { LoginPolicyRecord } from "../protocol/login_policy.ts";
+import { findLoginPolicy } from "../store/login_policies.ts";
 import type { Membership } from "../store/membership.ts";
 import { listNamespaceAdmins as storeNamespaceAdmins } from "../store/namespaces.ts";
-import { findTenant, listTenantAdmins as storeTenantAdmins } from "../store/tenants.ts";
+import type { Page } from "../store/page.ts";
+import {
+  listTenantPeople as storeTenantPeople,
+  type PeoplePageQuery,
+  type PersonRow,
+} from "../store/people.ts";
+import type { SessionClient, SessionLoginMethod } from "../store/sessions.ts";
+import { findTenant, getTenant, listTenantAdmins as storeTenantAdmins } from "../store/tenants.ts";
 import type { PublicToken } from "../store/tokens.ts";
 import { findUser, type UserRecord } from "../store/users.ts";
 import { withSpan } from "../telemetry/spans.ts";
@@ -26,7 +38,6 @@ import { getLoginPolicy } from "./login_policies.ts";
 import { namespaceAdminLists } from "./namespaces.ts";
 import { isSuperadmin, isTenantPerson, listTenantAdmins } from "./tenants.ts";
 import { getToken } from "./tokens.ts";
-import { listUsers } from "./users.ts";
 
 /** An admin as listed: the membership and the person's email ("" when the user is gone). */
 export interface Admin extends Membership {
@@ -41,13 +52,38 @@ export interface NamespaceAdmins {
   mayChange: boolean;
 }
 
-/** A person of the tenant, as `GET /api/v1/users?tenant=` lists them, with their roles here. */
-export interface Member {
+/**
+ * One role of a person in a tenant: tenant admin through the tenant's
+ * admin list or through identity-provider groups of their last sign-in
+ * that the login policy's `admin_groups` name; admin of a namespace; or,
+ * with none of these, a member (signed in, and reads the tenant).
+ */
+export type PersonRole =
+  | { role: "tenant_admin"; via: "list" }
+  | { role: "tenant_admin"; via: "group"; groups: string[] }
+  | { role: "namespace_admin"; namespace: string }
+  | { role: "member" };
+
+/** A person of a tenant, as `GET /api/v1/users?tenant=` lists them. */
+export interface TenantPerson {
+  /** The user id. */
   id: string;
   email: string;
+  /** When the user record was made. */
   created_at: string;
-  roles: string[];
+  /** First and last sign-in to the tenant; null for an admin who never signed in to it. */
+  first_sign_in_at: string | null;
+  last_sign_in_at: string | null;
+  /** How the last sign-in proved them (`oidc`, `saml`, `email`), or null. */
+  last_sign_in_method: SessionLoginMethod | null;
+  /** Where they signed in last: `browser` or `cli`, or null. */
+  last_sign_in_client: SessionClient | null;
+  /** Their roles in the tenant (`member` alone when they hold no admin role). */
+  roles: PersonRole[];
 }
+
+/** Page size and cursor of {@linkcode listTenantPeople}. */
+export type { PeoplePageQuery };
 
 /** What the people page shows. */
 export interface PeopleModel {
@@ -55,8 +91,8 @@ export interface PeopleModel {
   tenantAdmins: Admin[];
   mayChangeTenantAdmins: boolean;
   namespaces: NamespaceAdmins[];
-  /** null: the reader may not list people (`user.list`). */
-  members: Member[] | null;
+  /** A page of the tenant's people; null: the reader may not list people (`user.list`). */
+  people: Page<TenantPerson> | null;
   /** "hidden": the reader may not read it (`tenant.login`); null: the tenant has none. */
   policy: LoginPolicyRecord | null | "hidden";
   /** Who last set the policy, as this tenant's pages name them ("" without a policy). */
@@ -70,6 +106,8 @@ export interface PeopleModel {
 
 /** What the people page asks besides the lists. */
 export interface PeopleQuery {
+  /** The page of people: size and cursor ({@linkcode listTenantPeople}). */
+  page?: PeoplePageQuery;
   /**
    * A change the reader just made to an admin list (a user id, and the
    * namespace, or none for the tenant's list): its notice names the person
@@ -109,7 +147,7 @@ export interface PeopleQuery {
  * const person = { kind: "session" as const, user_id: ana.id, session_id: "ssn_1", tenants: [], groups: [], since: "" };
  * const model = await tenantPeople({ kv, key, runtime }, person, "acme", { changed: { user: ana.id } });
  * if (model.tenantAdmins[0]?.email !== "ana@acme.test" || !model.mayChangeTenantAdmins) throw new Error();
- * if (model.members?.[0]?.roles.join() !== "tenant admin" || model.policy !== null) throw new Error();
+ * if (model.people?.items[0]?.roles[0]?.role !== "tenant_admin" || model.policy !== null) throw new Error();
  * if (model.changed !== "ana@acme.test") throw new Error();
  * runtime.close();
  * kv.close();
@@ -134,15 +172,9 @@ export function tenantPeople(
     for (const ns of await namespaceAdminLists(deps, principal, tenant)) {
       namespaces.push({ ...ns, admins: await withEmails(ns.admins) });
     }
-    let members: Member[] | null = null;
+    let people: Page<TenantPerson> | null = null;
     if (await can(kv, principal, "user.list", { tenant })) {
-      members = (await listUsers(deps, principal, tenant)).map((user) => {
-        const roles = tenantAdmins.some((a) => a.user_id === user.id) ? ["tenant admin"] : [];
-        for (const ns of namespaces) {
-          if (ns.admins.some((a) => a.user_id === user.id)) roles.push(`admin of ${ns.slug}`);
-        }
-        return { id: user.id, email: user.email, created_at: user.created_at, roles };
-      });
+      people = await listTenantPeople(deps, principal, tenant, query.page);
     }
     let policy: PeopleModel["policy"] = "hidden";
     if (await can(kv, principal, "tenant.login", { tenant })) {
@@ -159,7 +191,7 @@ export function tenantPeople(
       tenantAdmins,
       mayChangeTenantAdmins: await can(kv, principal, "tenant.admins", { tenant }),
       namespaces,
-      members,
+      people,
       policy,
       policySetBy: await nameHere(deps, principal, tenant, setBy),
     };
@@ -173,6 +205,88 @@ export function tenantPeople(
     }
     return model;
   });
+}
+
+/**
+ * A page of a tenant's people, in email order: everyone who signed in to
+ * it (its people index, lib/store/people.ts) and everyone on its admin
+ * list or the admin list of one of its namespaces, each with their first
+ * and last sign-in, the last one's method and client, and their roles
+ * ({@linkcode PersonRole}). Needs `user.list` on the tenant (a superadmin;
+ * a tenant admin, human or token, of that tenant): 403 before the tenant
+ * is looked up, then 404 `tenant_not_found`; 400 for a page size that is
+ * not a positive integer (50 by default, at most 500). `next` is the
+ * cursor of the following page (the email of the page's last person), or
+ * null at the end.
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @param tenant the tenant slug
+ * @param query page size and cursor (`after`: the previous page's `next`)
+ * @returns the page
+ *
+ * @example
+ * ```ts
+ * import { listTenantPeople } from "./people.ts";
+ * import { createSession } from "../auth/sessions.ts";
+ * import { randomTokenKey } from "../auth/hmac_key.ts";
+ * import { addTenantAdmin, createTenant } from "../store/tenants.ts";
+ * import { createUser } from "../store/users.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * await createTenant(kv, { slug: "acme", created_by: "tok_1" });
+ * const ana = await createUser(kv, { email: "ana@acme.test" });
+ * const bo = await createUser(kv, { email: "bo@acme.test" });
+ * await addTenantAdmin(kv, { tenant: "acme", user_id: ana.id, added_by: "tok_1" });
+ * await createSession(kv, await randomTokenKey(), { user: bo.id, tenants: ["acme"], login_method: "email", client: "browser" });
+ * const admin = { kind: "session" as const, user_id: ana.id, session_id: "ssn_1", tenants: [], groups: [], since: "" };
+ * const page = await listTenantPeople({ kv }, admin, "acme");
+ * if (page.items.map((p) => p.email).join() !== "ana@acme.test,bo@acme.test") throw new Error();
+ * if (page.items[1]?.last_sign_in_method !== "email" || page.items[1].roles[0]?.role !== "member") throw new Error();
+ * let code = "";
+ * try { await listTenantPeople({ kv }, { ...admin, user_id: bo.id, tenants: ["acme"] }, "acme"); }
+ * catch (e) { code = (e as { code: string }).code; }
+ * if (code !== "forbidden") throw new Error(code);
+ * kv.close();
+ * ```
+ */
+export function listTenantPeople(
+  deps: Pick<ServiceDeps, "kv">,
+  principal: Principal,
+  tenant: string,
+  query: PeoplePageQuery = {},
+): Promise<Page<TenantPerson>> {
+  return withSpan("cfgtool.service.list_tenant_people", { "cfgtool.tenant": tenant }, async () => {
+    const { kv } = deps;
+    await authorize(kv, principal, "user.list", { tenant });
+    await getTenant(kv, tenant);
+    const page = await storeTenantPeople(kv, tenant, query);
+    const policy = (await findLoginPolicy(kv, tenant))?.policy;
+    const adminGroups = policy !== undefined && "admin_groups" in policy
+      ? policy.admin_groups ?? []
+      : [];
+    return { items: page.items.map((row) => tenantPerson(row, adminGroups)), next: page.next };
+  });
+}
+
+/** A row of the people index as the API shows it, with its roles. */
+function tenantPerson(row: PersonRow, adminGroups: readonly string[]): TenantPerson {
+  const roles: PersonRole[] = [];
+  if (row.roles.tenantAdmin) roles.push({ role: "tenant_admin", via: "list" });
+  const groups = (row.signIn?.groups ?? []).filter((g) => adminGroups.includes(g));
+  if (groups.length > 0) roles.push({ role: "tenant_admin", via: "group", groups });
+  for (const namespace of row.roles.namespaces) roles.push({ role: "namespace_admin", namespace });
+  if (roles.length === 0) roles.push({ role: "member" });
+  const s = row.signIn;
+  return {
+    id: row.user.id,
+    email: row.user.email,
+    created_at: row.user.created_at,
+    first_sign_in_at: s?.first_sign_in_at ?? null,
+    last_sign_in_at: s?.last_sign_in_at ?? null,
+    last_sign_in_method: s?.last_sign_in_method ?? null,
+    last_sign_in_client: s?.last_sign_in_client ?? null,
+    roles,
+  };
 }
 
 /**

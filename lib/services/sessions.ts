@@ -24,7 +24,12 @@ import type { AuditActor } from "../store/audit.ts";
 import { membershipsOfUser } from "../store/membership.ts";
 import { findSessionRecord, sessionsOfUser } from "../store/sessions.ts";
 import { tenantsAdministeredBy } from "../store/tenants.ts";
-import { type PublicToken, publicToken } from "../store/tokens.ts";
+import {
+  effectiveStatus,
+  type PublicToken,
+  publicToken,
+  type TokenStatus,
+} from "../store/tokens.ts";
 import { findUser } from "../store/users.ts";
 import { normalEmail } from "../protocol/login_policy.ts";
 import { withSpan } from "../telemetry/spans.ts";
@@ -35,12 +40,24 @@ import { type SignedInUser, signedInUser } from "./users.ts";
 /**
  * Who the caller is, as `GET /api/v1/me` shows it: a service token
  * (`client` for a `namespace-client` token, else `service`) without its
- * digest; or a person (`user`) with their account, the session (its id
+ * digest, with its type, binding, current status and expiry also at the
+ * top (what a relay's verdict reads, lib/relay/verdicts.ts); or a person (`user`) with their account, the session (its id
  * alone when it is gone) and the tenants they may read with their role in
  * each.
  */
 export type Caller =
-  | { type: "client" | "service"; token: PublicToken }
+  | {
+    type: "client" | "service";
+    token: PublicToken;
+    /** The token's type (as `token.type`), for clients that read no record (a relay). */
+    token_type: PublicToken["type"];
+    /** What it is bound to (null where unbound). */
+    binding: { tenant: string | null; namespace: string | null; environment: string | null };
+    /** Its status now (an active token past `expires_at` is `expired`). */
+    status: TokenStatus;
+    /** RFC 3339 expiry, or null. */
+    expires_at: string | null;
+  }
   | {
     type: "user";
     user: SignedInUser;
@@ -73,9 +90,18 @@ export type Caller =
 export function whoAmI(deps: Pick<ServiceDeps, "kv">, principal: Principal): Promise<Caller> {
   return withSpan("cfgtool.service.who_am_i", {}, async () => {
     if (principal.kind === "token") {
+      const t = principal.token;
       return {
-        type: principal.token.type === "namespace-client" ? "client" : "service",
-        token: publicToken(principal.token),
+        type: t.type === "namespace-client" ? "client" : "service",
+        token: publicToken(t),
+        token_type: t.type,
+        binding: {
+          tenant: t.tenant_slug,
+          namespace: t.namespace_slug,
+          environment: t.environment_slug,
+        },
+        status: effectiveStatus(t, new Date()),
+        expires_at: t.expires_at,
       };
     }
     const [user, session] = await Promise.all([

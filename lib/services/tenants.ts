@@ -529,10 +529,11 @@ export function isSuperadmin(principal: Principal): boolean {
 
 /**
  * Whether a user is one of a tenant's people: on one of its admin lists
- * (the tenant's or a namespace's), or signed in to it now (a session
- * admitted to the tenant, still live, and made after the tenant was: a
- * tenant deleted and made again does not count the old sign-ins). An
- * account that only other tenants know is not.
+ * (the tenant's or a namespace's), or signed in to it since it was made
+ * (its people index, lib/store/people.ts, or a live session admitted to
+ * the tenant and made after the tenant was: a tenant deleted and made
+ * again does not count the old sign-ins). An account that only other
+ * tenants know is not.
  *
  * @param deps store and clock
  * @param tenant the tenant's record

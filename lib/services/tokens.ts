@@ -42,7 +42,7 @@ import {
   type TokenSpec,
   validateCreateInput,
 } from "../auth/issuance.ts";
-import { type IssuedToken, type Minted, tryMint } from "../auth/mint.ts";
+import { type IssuedToken as IssuedSecret, type Minted, tryMint } from "../auth/mint.ts";
 import {
   authorize,
   authorizeIssue,
@@ -51,10 +51,21 @@ import {
   type TokenAction,
 } from "../auth/permissions.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
+import type { TokenWarning } from "../protocol/responses.ts";
 import { authDepsOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
 
-/** What {@linkcode createToken} and {@linkcode rotateToken} return. */
-export type { IssuedToken };
+/** Something to know about a token just issued ({@linkcode issuanceWarnings}). */
+export type { TokenWarning };
+
+/**
+ * What {@linkcode createToken} and {@linkcode rotateToken} return: the
+ * token's metadata, its one-time secret, and `warnings` when there is
+ * something to know about it.
+ */
+export interface IssuedToken extends IssuedSecret {
+  /** Present, and not empty, when the token will not work as it may seem to. */
+  warnings?: TokenWarning[];
+}
 
 /** A token as every operation shows it: its record without the digest. */
 export type { PublicToken };
@@ -164,12 +175,59 @@ export async function createToken(
       auditType: "token.created",
       extra: (op) => checks.forEach((e) => op.check(e)),
     });
-    if (minted !== null) return issued(minted);
+    if (minted !== null) return await issued(deps.kv, minted);
   }
 }
 
-function issued(m: Minted): IssuedToken {
-  return { token: publicToken(m.record), secret: m.secret };
+async function issued(kv: Deno.Kv, m: Minted): Promise<IssuedToken> {
+  const token = publicToken(m.record);
+  const warnings = await issuanceWarnings(kv, token);
+  return { token, secret: m.secret, ...(warnings.length === 0 ? {} : { warnings }) };
+}
+
+/**
+ * What to tell whoever issues `token`: a `namespace-client` token evaluates
+ * only while its environment is public (`public_evaluate = true` in the
+ * namespace's current manifest), so one bound to an environment that is not
+ * gets `environment_not_public`: it is issued, and refused (403) until the
+ * environment is made public. Other tokens get no warning.
+ *
+ * @param kv the store
+ * @param token the token just issued
+ * @returns the warnings, often none
+ *
+ * @example
+ * ```ts
+ * import { issuanceWarnings } from "./tokens.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const token = {
+ *   type: "namespace-client" as const, tenant_slug: "acme", namespace_slug: "checkout",
+ *   environment_slug: "production",
+ * };
+ * // no manifest, so no public environment
+ * const [w] = await issuanceWarnings(kv, token);
+ * if (w?.code !== "environment_not_public") throw new Error(JSON.stringify(w));
+ * if (!w.message.startsWith("Environment production of acme/checkout is not public")) {
+ *   throw new Error(w.message);
+ * }
+ * const read = { ...token, type: "namespace-read" as const, environment_slug: null };
+ * if ((await issuanceWarnings(kv, read)).length !== 0) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function issuanceWarnings(
+  kv: Deno.Kv,
+  token: Pick<PublicToken, "type" | "tenant_slug" | "namespace_slug" | "environment_slug">,
+): Promise<TokenWarning[]> {
+  const { type, tenant_slug: tenant, namespace_slug: ns, environment_slug: env } = token;
+  if (type !== "namespace-client" || tenant === null || ns === null || env === null) return [];
+  const head = await getHead(kv, tenant, ns);
+  if (head?.environments[env]?.public_evaluate === true) return [];
+  return [{
+    code: "environment_not_public",
+    message: `Environment ${env} of ${tenant}/${ns} is not public: this namespace-client token ` +
+      `gets 403 until namespace.toml sets public_evaluate = true for ${env}`,
+  }];
 }
 
 /**
@@ -498,7 +556,7 @@ export async function rotateToken(
     });
     if (minted !== null) {
       authOf(deps).credentials?.changed(); // the old token's record changed
-      return issued(minted);
+      return await issued(deps.kv, minted);
     }
   }
 }

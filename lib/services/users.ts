@@ -1,13 +1,14 @@
 /**
- * The human users an admin may see (`GET /api/v1/users`, and the people of
- * a tenant on the console's people page), and the account of a signed-in
- * person (the console's page header, `GET /api/v1/me`). A superadmin sees
- * every user (or, naming a tenant, the people of that tenant); a tenant
- * admin (human, or a `tenant-admin` token) sees the people of its tenant:
- * the users on the tenant's admin list or on the admin list of any of its
- * namespaces. A person who administers several tenants sees the people of
- * all of them unless they name one. Everyone else gets 403. Users are
- * created and deleted on the server host (`cfgtool admin user …`).
+ * The human users an admin may see (`GET /api/v1/users` without
+ * `?tenant=`; a tenant's people with their sign-ins, `?tenant=`, are
+ * lib/services/people.ts), and the account of a signed-in person (the
+ * console's page header, `GET /api/v1/me`). A superadmin sees every user
+ * (or, naming a tenant, the admins of that tenant); a tenant admin (human,
+ * or a `tenant-admin` token) sees the admins of its tenant: the users on
+ * the tenant's admin list or on the admin list of any of its namespaces.
+ * A person who administers several tenants sees the admins of all of them
+ * unless they name one. Everyone else gets 403. Users are created and
+ * deleted on the server host (`cfgtool admin user …`).
  *
  * @module
  */

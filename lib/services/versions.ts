@@ -332,7 +332,7 @@ export interface FlagView {
   view: NamespaceView;
   /** The flag. */
   flag: Flag;
-  /** Whether the caller may change the manifest (asked only with an environment). */
+  /** Whether the caller may change the manifest (edit links, quick changes). */
   mayWrite: boolean;
 }
 
@@ -391,9 +391,32 @@ export function flagView(
     const view = await deps.views.load(deps, principal, ref);
     const flag = flagIn(view, request.flag);
     if (request.env !== "") environmentIn(view, request.env);
-    const mayWrite = request.env !== "" && await can(deps.kv, principal, "manifest.write", ref);
+    const mayWrite = await can(deps.kv, principal, "manifest.write", ref);
     return { view, flag, mayWrite };
   });
+}
+
+/**
+ * Whether the caller may change a namespace's manifest (`manifest.write`),
+ * for pages that offer edits to those who may make them. Asking refuses
+ * nothing; the edit itself authorises again.
+ *
+ * @param deps the store
+ * @param principal the caller
+ * @param ref the namespace
+ * @returns true when the caller may push, roll back and edit
+ *
+ * @example
+ * ```ts ignore
+ * if (await mayChangeManifest(deps, person, ref)) links.push(<a href={ui.edit.newFlag(t, ns)}>New flag</a>);
+ * ```
+ */
+export function mayChangeManifest(
+  deps: ServiceDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+): Promise<boolean> {
+  return can(deps.kv, principal, "manifest.write", ref);
 }
 
 /**

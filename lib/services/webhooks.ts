@@ -65,7 +65,12 @@ import {
   type WebhookPayload,
 } from "../protocol/webhooks.ts";
 import type { ServiceSettings } from "../settings.ts";
-import { AUDIT_EVENT_TYPES, type AuditEntry, eventAuditEntry } from "../store/audit.ts";
+import {
+  AUDIT_EVENT_TYPES,
+  type AuditEntry,
+  eventAuditEntry,
+  INSTALLATION_EVENT_TYPES,
+} from "../store/audit.ts";
 import { listNamespaces } from "../store/namespaces.ts";
 import type { QueueMessage } from "../store/queue.ts";
 import { getTenant } from "../store/tenants.ts";
@@ -314,7 +319,9 @@ function parseUrl(value: unknown): URL {
 
 /** Every event type a webhook may name exactly. */
 function knownEvents(): string[] {
-  return [...AUDIT_EVENT_TYPES, ...WEBHOOK_EVENT_TYPES].filter((t) => t !== "token.authenticated");
+  return [...AUDIT_EVENT_TYPES, ...WEBHOOK_EVENT_TYPES].filter((t) =>
+    t !== "token.authenticated" && !INSTALLATION_EVENT_TYPES.includes(t)
+  );
 }
 
 function parseEvents(value: unknown): string[] {

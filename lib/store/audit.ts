@@ -15,7 +15,7 @@
 import type { AuditQuery } from "../protocol/requests.ts";
 import { auditByTimeKey, auditByTimePrefix, auditKey, auditPrefix, tenantKey } from "./keys.ts";
 import { type Page, pageLimit } from "./page.ts";
-import { ulid } from "./ulid.ts";
+import { ulid, ulidFloor } from "./ulid.ts";
 
 /** Who acted: a human user, a service token, a `namespace-client` token, or the system (bootstrap CLI, expiry). */
 export type PrincipalType = "user" | "service" | "client" | "system";
@@ -99,6 +99,14 @@ export const AUDIT_EVENT_TYPES: readonly string[] = Object.freeze([
   "token.revoked",
   "token.expired",
   "token.authenticated",
+  "store.migration_started",
+  "store.migration_finished",
+]);
+
+/** The installation's own events: never a tenant's, so no webhook names them. */
+export const INSTALLATION_EVENT_TYPES: readonly string[] = Object.freeze([
+  "store.migration_started",
+  "store.migration_finished",
 ]);
 
 /**
@@ -392,11 +400,5 @@ export async function listAudit(
 async function tenantFloor(kv: Deno.Kv, slug: string): Promise<string | undefined> {
   const tenant = await kv.get<{ created_at?: string }>(tenantKey(slug));
   const ms = Date.parse(tenant.value?.created_at ?? "");
-  if (Number.isNaN(ms)) return undefined;
-  let time = "";
-  for (let t = ms, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = ULID_ALPHABET[t % 32]! + time;
-  return time + "0".repeat(16);
+  return Number.isNaN(ms) ? undefined : ulidFloor(ms);
 }
-
-/** Crockford's base32, as lib/store/ulid.ts writes ids. */
-const ULID_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";

@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { credentialEpochKey, tokenKey } from "./keys.ts";
+import { credentialEpochKey, sessionKey, tokenKey, userKey } from "./keys.ts";
+import type { SessionRecord } from "./sessions.ts";
 import type { TokenRecord } from "./tokens.ts";
 
 /**
@@ -81,4 +82,51 @@ export async function readTokenAtEpoch(kv: Deno.Kv, id: string): Promise<TokenAt
     credentialEpochKey(),
   ]);
   return { entry, epoch: epoch.value?.value ?? 0n };
+}
+
+/** A session record and whether its user exists, read with the credential epoch of the same snapshot. */
+export interface SessionAtEpoch {
+  /** The session as stored (pass it through `normalizeSession`), null when there is no such session. */
+  session: Partial<SessionRecord> & Pick<SessionRecord, "id" | "user_id" | "created_at"> | null;
+  /** Whether the session's user still exists. */
+  userExists: boolean;
+  /** The credential epoch when both were read. */
+  epoch: bigint;
+}
+
+/**
+ * Reads a session record, its user's record and the credential epoch in
+ * one consistent read (see {@linkcode readTokenAtEpoch}): ending a session
+ * and deleting a user both bump the epoch, so a cache that keeps the
+ * answer under that epoch never outlives either.
+ *
+ * @param kv the store
+ * @param id the session id
+ * @param userId the id of the session's user (a session never changes user)
+ * @returns the session, whether its user exists, and the epoch
+ *
+ * @example
+ * ```ts
+ * import { readSessionAtEpoch } from "./credential_epoch.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * const { session, userExists, epoch } = await readSessionAtEpoch(kv, "ssn_x", "usr_x");
+ * if (session !== null || userExists || epoch !== 0n) throw new Error();
+ * kv.close();
+ * ```
+ */
+export async function readSessionAtEpoch(
+  kv: Deno.Kv,
+  id: string,
+  userId: string,
+): Promise<SessionAtEpoch> {
+  const [session, user, epoch] = await kv.getMany<[SessionRecord, unknown, Deno.KvU64]>([
+    sessionKey(id),
+    userKey(userId),
+    credentialEpochKey(),
+  ]);
+  return {
+    session: session.value,
+    userExists: user.value !== null,
+    epoch: epoch.value?.value ?? 0n,
+  };
 }

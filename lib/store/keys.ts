@@ -28,11 +28,18 @@
  * | `["session", id]` | human session record (`ssn_<ulid>`), expires with the session |
  * | `["session_by_digest", hmac]` | session id |
  * | `["session_by_user", user_id, id]` | session id; expires with the session |
+ * | `["tenant_person", t, email]` | someone who signed in to tenant t: `{user_id, email, first_sign_in_at, last_sign_in_at, last_sign_in_method, last_sign_in_client, groups}`, written in the commit of the sign-in's session (`lib/store/people.ts`); email order is the people list's order |
+ * | `["tenant_person_by_user", user_id, t]` | `true` (the tenants a user signed in to: deleting the user deletes their records) |
+ * | `["people_backfill"]` | progress of the one-time backfill of `tenant_person` from sessions and `login.succeeded` audit entries, then `{state: "done", …}` (`lib/store/people_backfill.ts`) |
+ * | `["people_backfill_lease"]` | `{holder, until}`: the process running that backfill now (expires) |
  * | `["login_policy", t]` | the tenant's login policy record (`lib/store/login_policies.ts`) |
  * | `["one_time", kind, digest]` | a single-use record of a sign-in in progress (OIDC state, email code, CLI grant), expires (`lib/store/one_time.ts`) |
  * | `["login_rate", scope, id, window]` | the number of attempts in a fixed window (`lib/store/login_rate.ts`), expires |
  * | `["bootstrap_count"]` | `Deno.KvU64`, numbers `bootstrap-<n>` token names |
  * | `["token_key_check"]` | HMAC of a fixed string under the token key: detects a lost or changed key file |
+ * | `["meta", "layout"]` | `{version, written_by, at}`: the store layout version and the cfgtool that wrote it (`lib/store/layout.ts`) |
+ * | `["meta", "migration", id]` | progress of one layout migration: `{state, cursor, items, batches, …}`, then `{state: "done", …}` (`lib/store/layout_runner.ts`) |
+ * | `["meta", "migration_lease"]` | `{holder, until}`: the process running the layout migrations now (expires) |
  * | `["lease_holder", holder]` | `{until}`: a server process is alive until then; renewed by heartbeat (`lib/store/leases.ts`) |
  * | `["conn_lease", credential]` | `{holders: {[holder]: count}}`: open event streams of a credential, per process |
  * | `["rate_bucket", key]` | `{tokens, at}`: the installation-wide token bucket of a client rate-limit key |
@@ -252,6 +259,29 @@ export const sessionByUserKey = (user: string, id: string): Deno.KvKey => [
 export const sessionByUserPrefix = (user: string): Deno.KvKey => ["session_by_user", user];
 /** Prefix of every user's session index entries. */
 export const allSessionsByUserPrefix = (): Deno.KvKey => ["session_by_user"];
+/** One person of a tenant: someone who signed in to it (lib/store/people.ts). */
+export const tenantPersonKey = (t: string, email: string): Deno.KvKey => [
+  "tenant_person",
+  t,
+  email,
+];
+/** Prefix of a tenant's people (email order). */
+export const tenantPersonPrefix = (t: string): Deno.KvKey => ["tenant_person", t];
+/** Index: the tenants a user signed in to. */
+export const tenantPersonByUserKey = (user: string, t: string): Deno.KvKey => [
+  "tenant_person_by_user",
+  user,
+  t,
+];
+/** Prefix of {@linkcode tenantPersonByUserKey} for one user. */
+export const tenantPersonByUserPrefix = (user: string): Deno.KvKey => [
+  "tenant_person_by_user",
+  user,
+];
+/** Progress of the one-time backfill of the people index (lib/store/people_backfill.ts). */
+export const peopleBackfillKey = (): Deno.KvKey => ["people_backfill"];
+/** The lease of the process running the people backfill. */
+export const peopleBackfillLeaseKey = (): Deno.KvKey => ["people_backfill_lease"];
 /** A tenant's login policy. */
 export const loginPolicyKey = (t: string): Deno.KvKey => ["login_policy", t];
 /** A single-use record of a sign-in in progress, by kind and digest. */
@@ -289,6 +319,12 @@ export const auditRetentionLeaseKey = (): Deno.KvKey => ["audit_retention_lease"
 export const scheduleSweepLeaseKey = (): Deno.KvKey => ["schedule_sweep_lease"];
 /** Fingerprint of the token HMAC key the store's digests were made with. */
 export const tokenKeyCheckKey = (): Deno.KvKey => ["token_key_check"];
+/** The store layout version record (lib/store/layout.ts). */
+export const layoutKey = (): Deno.KvKey => ["meta", "layout"];
+/** Progress of one layout migration (lib/store/layout_runner.ts). */
+export const migrationKey = (id: string): Deno.KvKey => ["meta", "migration", id];
+/** The lease of the process running the layout migrations. */
+export const migrationLeaseKey = (): Deno.KvKey => ["meta", "migration_lease"];
 /** Counter bumped by every write that changes what a credential may do. */
 export const credentialEpochKey = (): Deno.KvKey => ["credential_epoch"];
 /** The installation's SAML service-provider signing key pair (private key sealed). */

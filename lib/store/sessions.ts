@@ -1,9 +1,11 @@
 /**
  * Human session records: `["session", id]` (`ssn_<ulid>`, user id, HMAC
  * digest, expiry) and the index `["session_by_digest", hmac]` holding the
- * id. Both expire from the KV a little after the session ends. Issuing,
- * checking and revoking session tokens is lib/auth/sessions.ts; this module
- * only reads and writes the records.
+ * id. Both expire from the KV a little after the session ends. A session
+ * admitted to a tenant also records its sign-in in the tenant's people
+ * index (lib/store/people.ts), in the same commit. Issuing, checking and
+ * revoking session tokens is lib/auth/sessions.ts; this module only reads
+ * and writes the records.
  *
  * @module
  */
@@ -18,6 +20,8 @@ import {
   sessionPrefix,
   userKey,
 } from "./keys.ts";
+import { addSignIn, readSignInSlots, type SignInFact } from "./people.ts";
+import type { UserRecord } from "./users.ts";
 
 /**
  * How a session was made: a sign-in method, `admin` (`cfgtool admin session
@@ -111,7 +115,10 @@ export type InsertSessionResult = "created" | "no_user" | "conflict";
 /**
  * Stores a new session and its digest index in one commit, checked against
  * the user record so that a session is never created for a user deleted
- * meanwhile. Both records expire from the KV after `expireIn` ms.
+ * meanwhile. Both records expire from the KV after `expireIn` ms. For each
+ * tenant the session was admitted to, the same commit records the sign-in
+ * in the tenant's people index (lib/store/people.ts, `addSignIn`), checked
+ * against the tenant and the person's record (`conflict` when one changed).
  *
  * @param kv the store
  * @param session the new record
@@ -139,15 +146,41 @@ export async function insertSession(
   session: SessionRecord,
   expireIn: number,
 ): Promise<InsertSessionResult> {
-  const userEntry = await kv.get(userKey(session.user_id));
+  const userEntry = await kv.get<UserRecord>(userKey(session.user_id));
   if (userEntry.value === null) return "no_user";
-  const res = await kv.atomic()
+  const email = userEntry.value.email;
+  const slots = await readSignInSlots(kv, session.tenants, email);
+  const op = kv.atomic()
     .check(userEntry)
     .set(sessionKey(session.id), session, { expireIn })
     .set(sessionByDigestKey(session.digest), session.id, { expireIn })
-    .set(sessionByUserKey(session.user_id, session.id), session.id, { expireIn })
-    .commit();
+    .set(sessionByUserKey(session.user_id, session.id), session.id, { expireIn });
+  const res = await addSignIn(op, slots, email, signInOf(session)).commit();
   return res.ok ? "created" : "conflict";
+}
+
+/**
+ * The sign-in a session records in its tenants' people index.
+ *
+ * @param s the session
+ * @returns when, how and by which client the person signed in, with their groups
+ *
+ * @example
+ * ```ts
+ * import { normalizeSession, signInOf } from "./sessions.ts";
+ * const s = normalizeSession({ id: "ssn_1", user_id: "usr_1", created_at: "2030-01-01T00:00:00.000Z",
+ *   login_method: "oidc", client: "cli", tenants: ["acme"] });
+ * if (signInOf(s).method !== "oidc" || signInOf(s).at !== s.created_at) throw new Error();
+ * ```
+ */
+export function signInOf(s: SessionRecord): SignInFact {
+  return {
+    user_id: s.user_id,
+    at: s.created_at,
+    method: s.login_method,
+    client: s.client,
+    groups: s.groups,
+  };
 }
 
 /**

@@ -1,9 +1,10 @@
 /**
  * Tenants: `["tenant", t]` records, their admin lists, who their people
  * are ({@linkcode isPersonOfTenant}), and their lifecycle. Deleting a
- * tenant deletes its namespaces and revokes every token bound to it. Each
- * change commits with its audit entry
- * (`tenant.created`, `tenant.deleted`, `admin.added`, `admin.removed`);
+ * tenant deletes its namespaces, revokes every token bound to it and
+ * deletes its people index (lib/store/people.ts). Each change commits with
+ * its audit entry (`tenant.created`, `tenant.deleted`, `admin.added`,
+ * `admin.removed`);
  * outside a request the actor is the creator's id (lib/store/audit.ts,
  * `actorFromId`).
  *
@@ -30,6 +31,7 @@ import {
   removeMember,
 } from "./membership.ts";
 import { deleteNamespace, listNamespaces } from "./namespaces.ts";
+import { deleteTenantPeople, hasSignedIn } from "./people.ts";
 import { type SessionRecord, sessionsOfUser } from "./sessions.ts";
 import { assertSlug } from "../protocol/slug.ts";
 import { revokeBoundTokens } from "./tokens.ts";
@@ -202,8 +204,9 @@ export async function listTenants(kv: Deno.Kv): Promise<TenantRecord[]> {
  * record with its `tenant.deleted` audit entry in one commit (so no
  * namespace or token can be created in it any more, and a concurrent
  * deletion gets 404), deletes each namespace (revoking again; each
- * `namespace.deleted` with `reason: "tenant deleted"`), and removes the
- * admin list (each `admin.removed`, same reason). 404 when absent.
+ * `namespace.deleted` with `reason: "tenant deleted"`), removes the admin
+ * list (each `admin.removed`, same reason), the login policy and the
+ * people index (everyone who signed in). 404 when absent.
  *
  * @param kv the store
  * @param slug tenant slug
@@ -256,6 +259,7 @@ export async function deleteTenant(
     await removeTenantAdmin(kv, slug, m.user_id, { actor, now, ...cascade });
   }
   await deleteLoginPolicy(kv, slug);
+  await deleteTenantPeople(kv, slug);
   return { revoked };
 }
 
@@ -432,9 +436,10 @@ export async function tenantsAdministeredBy(
 
 /**
  * Whether a user is one of a tenant's people: on the tenant's admin list
- * or on the admin list of one of its namespaces, or holding a session
- * admitted to the tenant that `open` accepts (the caller decides which
- * sessions still count). Nothing outside the tenant counts. The same
+ * or on the admin list of one of its namespaces, signed in to the tenant
+ * since it was made (its people index, lib/store/people.ts), or holding a
+ * session admitted to the tenant that `open` accepts (the caller decides
+ * which sessions still count). Nothing outside the tenant counts. The same
  * records are read for an id that names no user, so a caller that asks
  * about a placeholder id for an unknown user takes the same path as for a
  * user of another tenant.
@@ -467,10 +472,11 @@ export async function isPersonOfTenant(
   userId: string,
   open: (session: SessionRecord) => boolean,
 ): Promise<boolean> {
-  const [memberships, sessions] = await Promise.all([
+  const [memberships, signedIn, sessions] = await Promise.all([
     membershipsOfUser(kv, userId),
+    hasSignedIn(kv, tenant, userId),
     sessionsOfUser(kv, userId),
   ]);
-  return memberships.some((m) => m.tenant === tenant) ||
+  return memberships.some((m) => m.tenant === tenant) || signedIn ||
     sessions.some((s) => s.tenants.includes(tenant) && open(s));
 }

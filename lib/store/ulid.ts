@@ -37,6 +37,24 @@ export function ulid(now: number = Date.now()): string {
   return encodeTime(lastTime) + encodeRandom(lastRandom);
 }
 
+/**
+ * The smallest ULID of a millisecond (its random part all zeros): every id
+ * made at or after `ms` sorts at or after it, so a list can start there.
+ *
+ * @param ms milliseconds since the epoch
+ * @returns a 26-character ULID
+ *
+ * @example
+ * ```ts
+ * import { ulid, ulidFloor } from "./ulid.ts";
+ * const t = Date.parse("2030-01-01T00:00:00Z");
+ * if (!(ulidFloor(t) <= ulid(t)) || !ulidFloor(t).endsWith("0".repeat(16))) throw new Error();
+ * ```
+ */
+export function ulidFloor(ms: number): string {
+  return encodeTime(ms) + "0".repeat(16);
+}
+
 function increment(bytes: Uint8Array): void {
   for (let i = bytes.length - 1; i >= 0; i--) {
     if (bytes[i] === 0xff) {

@@ -2,8 +2,9 @@
  * Human users: `["user", id]` with ids `usr_<ulid>`, and the unique email
  * index `["user_by_email", email]` (emails compared in lower case). Login
  * flows (OIDC, email) create users through the same functions. Deleting a
- * user also removes its admin memberships and ends its sessions, so no
- * record points at a user that is gone.
+ * user also removes its admin memberships, ends its sessions and removes
+ * it from the people of every tenant it signed in to, so no record points
+ * at a user that is gone.
  *
  * @module
  */
@@ -25,6 +26,7 @@ import {
   type UserMembership,
 } from "./membership.ts";
 import { addAudit, AUDIT_MUTATIONS, type AuditActor } from "./audit.ts";
+import { personKeysOfUser } from "./people.ts";
 import { checkLength, MAX_EMAIL_LENGTH } from "../protocol/limits.ts";
 import { deleteInBatches, KV_LIMITS } from "./kv_batch.ts";
 import { ulid } from "./ulid.ts";
@@ -210,8 +212,9 @@ const ONE_COMMIT = KV_LIMITS.mutations / 2;
 
 /**
  * Deletes a user (by id or email) with its email index, every admin
- * membership (tenant and namespace lists) and every session, so its
- * session tokens are refused at once. Everything goes in one atomic commit,
+ * membership (tenant and namespace lists), every session, so its session
+ * tokens are refused at once, and its records in the people of each
+ * tenant it signed in to (lib/store/people.ts). Everything goes in one atomic commit,
  * checked against the user record, unless the user holds hundreds of
  * records: then the user goes first (which already locks it out: a session
  * of a missing user is refused and a missing user cannot be made an admin)
@@ -247,7 +250,7 @@ export async function deleteUser(
     const user = await getUser(kv, idOrEmail);
     const entry = await kv.get<UserRecord>(userKey(user.id));
     if (entry.value === null) continue; // deleted in between: getUser now says 404
-    const held = await recordsOf(kv, user.id);
+    const held = await recordsOf(kv, user.id, user.email);
     const own = [userKey(user.id), userByEmailKey(user.email)];
     const all =
       held.keys.length + own.length + AUDIT_MUTATIONS * held.memberships.length <= ONE_COMMIT;
@@ -259,7 +262,7 @@ export async function deleteUser(
     }
     if (!(await op.commit()).ok) continue; // changed meanwhile: read again
     if (!all) await removeInBatches(kv, held, actor, entry.value);
-    const late = await recordsOf(kv, user.id);
+    const late = await recordsOf(kv, user.id, user.email);
     await removeInBatches(kv, late, actor, entry.value);
     return {
       user: entry.value,
@@ -269,13 +272,15 @@ export async function deleteUser(
   }
 }
 
-/** The memberships and sessions of a user, and every key that holds them. */
+/** The memberships, sessions and people records of a user, and every key that holds them. */
 async function recordsOf(
   kv: Deno.Kv,
   userId: string,
+  email: string,
 ): Promise<{ memberships: UserMembership[]; sessions: string[]; keys: Deno.KvKey[] }> {
   const memberships = await membershipsOfUser(kv, userId);
   const keys: Deno.KvKey[] = memberships.flatMap((m) => membershipKeys(userId, m));
+  keys.push(...await personKeysOfUser(kv, userId, email));
   const sessions: string[] = [];
   // Sessions are few and short-lived; a scan finds them without an index.
   for await (

@@ -11,7 +11,7 @@ import { closureHashOfDigests } from "../closure/hash.ts";
 import { unpackArchive } from "../closure/archive.ts";
 import type { Problem } from "../errors.ts";
 import { manifestFromJson } from "../flags/files.ts";
-import { environmentsAffected, manifestOfFiles } from "../flags/impact.ts";
+import { environmentsAffected, manifestOfFiles, sameFiles } from "../flags/impact.ts";
 import { type Environment, environmentsOf } from "../flags/model.ts";
 import { type ValueChange, valueChanges } from "../flags/value_changes.ts";
 import {
@@ -206,7 +206,11 @@ export function compareFiles(
 ): Comparison {
   const a = manifestOfFiles(before, { stored: true });
   const b = manifestOfFiles(after, { stored: true });
-  return { impact: environmentsAffected(a, b), changes: values ? valueChanges(a, b) : null };
+  const same = sameFiles(before, after); // files left as they were need no comparing
+  return {
+    impact: environmentsAffected(a, b, same),
+    changes: values ? valueChanges(a, b, same) : null,
+  };
 }
 
 /**

@@ -10,6 +10,7 @@
  */
 import { NotFoundError, type Problem } from "../errors.ts";
 import { isIgnoredName } from "./layout.ts";
+import { loadPatternEngine } from "../flags/compile_pattern.ts";
 
 /** The files of a workspace: relative path → exact bytes, in path order. */
 export type WorkspaceFiles = Map<string, Uint8Array>;
@@ -26,6 +27,9 @@ export interface ReadResult {
  * Reads every regular file under `dir`. Throws {@linkcode NotFoundError}
  * with code `workspace_not_found` when `dir` does not exist or is not a
  * directory (exit status 2 on the command line).
+ * When a file may hold a `matches` predicate, it also loads the pattern
+ * engine (`loadPatternEngine`, lib/flags/compile_pattern.ts) for a process
+ * that deferred it.
  *
  * @param dir the workspace directory
  * @returns the files and the problems found while walking
@@ -62,7 +66,32 @@ export async function readWorkspaceFiles(dir: string): Promise<ReadResult> {
   const contents = await Promise.all(paths.map((p) => Deno.readFile(`${dir}/${p}`)));
   const files: WorkspaceFiles = new Map();
   paths.forEach((p, i) => files.set(p, contents[i]!));
+  // A process that deferred the `matches` engine (`cfgtool resolve`) loads
+  // it here, before anything compiles the workspace's predicates. A TOML
+  // string may spell `matches` with `\u` escapes: a file with one loads it too.
+  if (contents.some(mayHoldMatches)) await loadPatternEngine();
   return { files, problems };
+}
+
+const enc = new TextEncoder();
+const NEEDLES = ["matches", "\\u", "\\U"].map((n) => enc.encode(n));
+
+/**
+ * Whether the bytes may hold a `matches` predicate: they hold the word, or a
+ * `\u`/`\U` escape that could spell it (a superset of such files).
+ */
+function mayHoldMatches(bytes: Uint8Array): boolean {
+  return NEEDLES.some((needle) => holds(bytes, needle));
+}
+
+function holds(bytes: Uint8Array, needle: Uint8Array): boolean {
+  const first = needle[0]!;
+  for (let i = bytes.indexOf(first); i !== -1; i = bytes.indexOf(first, i + 1)) {
+    let j = 1;
+    while (j < needle.length && bytes[i + j] === needle[j]) j++;
+    if (j === needle.length) return true;
+  }
+  return false;
 }
 
 async function walk(root: string, rel: string, paths: string[], problems: Problem[]) {

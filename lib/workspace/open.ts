@@ -138,7 +138,10 @@ async function check(
     }
   }
   // lazy: Ajv and the draft 2020-12 meta-schema load only when a verdict is missing
-  const { ajvSchemaChecker } = await import("./schemas.ts");
+  // A computed URL: Deno reads ahead whatever a string-literal dynamic import
+  // reaches (Ajv, 1 MB), run or not; `deno compile` gets schemas.ts through
+  // the command tree (lib/cli/program.ts), which imports it.
+  const { ajvSchemaChecker } = await import(SCHEMAS) as typeof import("./schemas.ts");
   if (cacheDir === undefined) return analyze(files, found, ajvSchemaChecker);
   const recording = recordingChecker(ajvSchemaChecker, id);
   const analysis = analyze(files, found, recording.checker);
@@ -147,3 +150,6 @@ async function check(
   }
   return analysis;
 }
+
+/** Ajv's checker module (see the note where it is imported). */
+const SCHEMAS = new URL("./schemas.ts", import.meta.url).href;

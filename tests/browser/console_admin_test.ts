@@ -20,10 +20,12 @@
  * token with the confirmation box, after which the API refuses the secret.
  * The pages pass axe-core at both widths.
  *
- * The people page and the audit log: a tenant admin makes a person who
- * signed in an admin of a namespace with the page's form, sees them listed,
- * then finds the sign-ins and that change in the audit log with the type
- * filter; both pages pass axe-core at both widths.
+ * The people page and the audit log: a tenant admin finds everyone who
+ * signed in listed with their last sign-in, makes one of them an admin of
+ * a namespace with the page's form and a tenant admin from their row,
+ * sees the roles listed, then finds the sign-ins and that change in the
+ * audit log with the type filter; both pages (the row's role changes
+ * open) pass axe-core at both widths.
  */
 import { assert, assertEquals, assertStringIncludes } from "../assert.ts";
 import { chromiumPath, FIXTURE, startConsoleBrowser } from "./console_world.ts";
@@ -205,6 +207,12 @@ Deno.test({
         await world.grant(userId, "tenant-admin");
 
         await page.goto(`${world.inst.url}/ui/t/acme/people`);
+        // everyone who signed in, with their last sign-in: bea is no admin yet
+        const people = page.getByRole("table", { name: "People of acme" });
+        const beaRow = people.getByRole("row").filter({ hasText: "bea@acme.test" });
+        assertStringIncludes(await beaRow.textContent() ?? "", "member");
+        assertStringIncludes(await beaRow.textContent() ?? "", "email, browser");
+        await beaRow.getByText("Roles").click(); // the row's role changes, opened for the audit
         await world.audit(page, "people");
         const field = page.getByLabel("Add an admin of web (email)");
         await field.fill("bea@acme.test");
@@ -216,6 +224,21 @@ Deno.test({
         );
         const web = page.locator('section[aria-labelledby="ns-web"] table');
         assertStringIncludes(await web.textContent() ?? "", "bea@acme.test");
+        // then a tenant admin, from her row
+        const row = page.getByRole("table", { name: "People of acme" }).getByRole("row")
+          .filter({ hasText: "bea@acme.test" });
+        await row.getByText("Roles").click();
+        await row.getByRole("button", { name: /^Make tenant admin/ }).click();
+        await page.waitForURL(/done=added/);
+        assertStringIncludes(
+          await page.getByRole("status").filter({ hasText: "bea@acme.test" }).textContent() ?? "",
+          "bea@acme.test is a tenant admin of acme",
+        );
+        assertStringIncludes(
+          await page.getByRole("table", { name: "People of acme" }).getByRole("row")
+            .filter({ hasText: "bea@acme.test" }).textContent() ?? "",
+          "tenant admin, admin of web",
+        );
         const api = await page.request.get(
           `${world.inst.url}/api/v1/tenants/acme/namespaces/web/admins`,
         );
@@ -245,15 +268,21 @@ Deno.test({
         await page.getByLabel("Type", { exact: true }).fill("admin.added");
         await page.getByRole("button", { name: "Filter" }).click();
         await page.waitForURL(/type=admin.added/);
-        const added = page.locator("table.audit tbody tr").first();
-        assertEquals(
-          (await added.locator("td:nth-child(3)").textContent())?.trim(),
-          "ada@acme.test",
+        // newest first: the tenant admin from bea's row, then the namespace admin
+        const [asTenantAdmin, asNamespaceAdmin] = [0, 1].map((i) =>
+          page.locator("table.audit tbody tr").nth(i)
         );
-        assertStringIncludes(
-          await added.locator("td:nth-child(4)").textContent() ?? "",
-          "namespace admin bea@acme.test",
-        );
+        for (const added of [asTenantAdmin!, asNamespaceAdmin!]) {
+          assertEquals(
+            (await added.locator("td:nth-child(3)").textContent())?.trim(),
+            "ada@acme.test",
+          );
+        }
+        const target = async (row: typeof asTenantAdmin) =>
+          await row!.locator("td:nth-child(4)").textContent() ?? "";
+        assertStringIncludes(await target(asNamespaceAdmin), "namespace admin bea@acme.test");
+        assert(!(await target(asTenantAdmin)).includes("namespace"), await target(asTenantAdmin));
+        assertStringIncludes(await target(asTenantAdmin), "bea@acme.test");
         await context.close();
       },
     );

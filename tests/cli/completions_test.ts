@@ -142,7 +142,7 @@ comp cfgtool serve --kv ""
 `;
     const lines = (await inShell("zsh", script, stdout)).split("\n");
     assertEquals(lines[0], `[cfgtool ] ${AFTER_PROGRAM}`);
-    assert(lines.includes("[cfgtool flags ] lint eval help"), lines.join("\n"));
+    assert(lines.includes("[cfgtool flags ] new lint eval help"), lines.join("\n"));
     assert(lines.some((l) => l.startsWith("[cfgtool pull --f] ") && l.includes("--force")));
     assert(lines.includes("[cfgtool completions ] bash zsh fish"), lines.join("\n"));
     assert(lines.includes("[cfgtool serve --kv ] <files>"), lines.join("\n"));
@@ -182,7 +182,7 @@ end`;
     const lines = out.trim().split("\n");
     assertEquals(lines, [
       "[cfgtool fl] flags",
-      "[cfgtool flags ] eval help lint",
+      "[cfgtool flags ] eval help lint new",
       "[cfgtool pull --f] --force",
       "[cfgtool completions ] bash fish zsh",
     ]);

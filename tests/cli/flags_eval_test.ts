@@ -184,3 +184,46 @@ Deno.test("flags eval refuses an invalid manifest with its problems", async () =
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("flags eval applies before and after to --context date-times; flags lint refuses bad ones", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cfgtool_flags_eval_" });
+  try {
+    await Deno.mkdir(`${dir}/flags`);
+    await Deno.mkdir(`${dir}/segments`);
+    await Deno.writeTextFile(
+      `${dir}/namespace.toml`,
+      "schema_version = 1\n[namespace.environments.production]\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/flags/welcome-tour.toml`,
+      'schema_version = 1\ntype = "boolean"\ndefault = "off"\n[variations]\non = true\noff = false\n' +
+        '[[rule]]\nsegment = "new-users"\nvariation = "on"\n',
+    );
+    const segment = (value: string) =>
+      'schema_version = 1\n[[predicate]]\nattribute = "user.created_at"\nop = "after"\n' +
+      `value = ${value}\n`;
+    await Deno.writeTextFile(`${dir}/segments/new-users.toml`, segment('"2026-01-01T00:00:00Z"'));
+    const args = ["flags", "eval", dir, "--env", "production", "--flag", "welcome-tour"];
+    const cases: [string, string][] = [
+      ["2026-03-01T09:30:00+01:00", "welcome-tour: true (on, TARGETING_MATCH, rule 0)\n"],
+      ["2026-01-02", "welcome-tour: true (on, TARGETING_MATCH, rule 0)\n"],
+      ["2026-01-01T01:00:00+01:00", "welcome-tour: false (off, DEFAULT)\n"], // the same instant
+      ["2025-12-31T23:59:59Z", "welcome-tour: false (off, DEFAULT)\n"],
+      ["2026-03-01T09:30:00", "welcome-tour: false (off, DEFAULT)\n"], // no zone
+    ];
+    for (const [at, out] of cases) {
+      const r = await cfgtool(...args, "--context", `user.created_at=${at}`);
+      assertEquals([r.code, r.stdout, r.stderr], [0, out, ""], at);
+    }
+
+    await Deno.writeTextFile(`${dir}/segments/new-users.toml`, segment('"2026-01-01 00:00"'));
+    const lint = await cfgtool("flags", "lint", dir);
+    assertEquals(lint.code, 1);
+    assertStringIncludes(
+      lint.stderr,
+      'segments/new-users.toml: predicate[0].value: after takes an RFC 3339 date-time with its zone, such as "2026-01-01T00:00:00Z", or a date such as "2026-01-01" (midnight UTC)\n',
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -6,7 +6,8 @@ import { packArchive } from "../../lib/closure/archive.ts";
 import { ClosureState } from "../../lib/client/closure_state.ts";
 import type { VersionEvent } from "../../lib/protocol/events.ts";
 import { IntegrityError } from "../../lib/protocol/integrity.ts";
-import { evaluateFlag } from "../../lib/flags/evaluate.ts";
+import { compileManifestInSlices, evaluateAll, evaluateFlag } from "../../lib/flags/evaluate.ts";
+import { parseManifest } from "../../lib/flags/validate.ts";
 import { boolFlag, NS_TOML, planSegment, stringFlag } from "./fixture.ts";
 import { olderReleaseFileSet } from "../flags/older_release_fixture.ts";
 
@@ -143,4 +144,49 @@ Deno.test("ClosureState.fromFiles() builds a version an earlier release accepted
   assertEquals(value("deep", { plan: "pro" }), true);
   assertEquals(value("deep", { plan: "free" }), false);
   assertEquals(evaluateFlag(s.model, "env-100", "deep", { plan: "pro" }).value, true);
+});
+
+Deno.test("ClosureState's model answers before and after as the server's compiled model does", async () => {
+  const set = files({
+    "namespace.toml": NS_TOML,
+    "flags/welcome-tour.toml": boolFlag({ segment: "new-users" }),
+    "flags/trial-banner.toml": boolFlag({ segment: "trial" }),
+    "segments/new-users.toml": `schema_version = 1
+[[predicate]]
+attribute = "user.created_at"
+op = "after"
+value = "2026-01-01T00:00:00Z"
+`,
+    "segments/trial.toml": `schema_version = 1
+[[predicate]]
+attribute = "account.trial_ends"
+op = "before"
+value = 2026-07-01T00:00:00+02:00
+`,
+  });
+  const sdk = (await ClosureState.fromFiles("web", 3, set, await closureHash(set))).model;
+  // what the server's model cache compiles from a stored version (lib/runtime/model_cache.ts)
+  const server = await compileManifestInSlices(parseManifest(set, { stored: true }), 3);
+  const contexts: Record<string, unknown>[] = [
+    { user: { created_at: "2026-01-01T00:00:00.001Z" } },
+    { user: { created_at: "2026-01-01T00:00:00Z" } },
+    { user: { created_at: "2026-01-01" } },
+    { user: { created_at: "2025-12-31T19:00:01-05:00" } },
+    { user: { created_at: "2026-01-01T00:00:01" } },
+    { user: { created_at: 1767225601000 } },
+    { account: { trial_ends: "2026-06-30T21:59:59.999Z" } },
+    { account: { trial_ends: "2026-06-30T22:00:00Z" } },
+    { account: { trial_ends: "2026-06-30" } },
+    { account: { trial_ends: "2026-06-31" } },
+  ];
+  const seen = new Set<unknown>();
+  for (const ctx of contexts) {
+    for (const env of ["production", "staging"]) {
+      assertEquals(evaluateAll(sdk, env, ctx), evaluateAll(server, env, ctx), JSON.stringify(ctx));
+      for (const flag of ["welcome-tour", "trial-banner"]) {
+        seen.add(evaluateFlag(sdk, env, flag, ctx).value);
+      }
+    }
+  }
+  assertEquals(seen, new Set([true, false]), "both answers are exercised");
 });

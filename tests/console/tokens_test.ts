@@ -120,7 +120,24 @@ consoleTest("a namespace-client token is bound to its environment and origins", 
   assertEquals(token.expires_at, "2099-05-01T00:00:00.000Z");
   const page = await w.page(`${TOKENS}/${id}`, w.tenantAdmin);
   assertStringIncludes(page.text, "web/staging");
+  assertEquals(made.doc.querySelector("p.warning"), null, "staging is public: no warning");
 });
+
+consoleTest(
+  "a client token for an environment that is not public comes with a warning",
+  async (w) => {
+    const made = await create(w, w.tenantAdmin, {
+      name: "shop-production",
+      type: "namespace-client",
+      namespace: "web",
+      environment: "production",
+      origins: "https://shop.example.com",
+      expiry: "never",
+    });
+    issued(made);
+    assertStringIncludes(made.doc.querySelector("p.warning").textContent, "not public");
+  },
+);
 
 consoleTest("refused input shows the form again with the problem and the input kept", async (w) => {
   const form = {

@@ -116,6 +116,16 @@ Deno.test("email sign-in with a real server and a real SMTP server", async (t) =
           headers: { accept: "application/json" },
         });
         assertEquals(tenant.status, 200, "an admitted person may read the tenant");
+        // the sign-in made ana one of acme's people: the admins' list shows her at once
+        const people = await inst.api("GET", "/api/v1/users?tenant=acme", inst.admin);
+        assertEquals(people.status, 200, JSON.stringify(people.body));
+        const ana = people.body.users.find((u: { email: string }) => u.email === "ana@acme.test");
+        assert(ana, JSON.stringify(people.body));
+        assertEquals(
+          [ana.last_sign_in_method, ana.last_sign_in_client, ana.roles],
+          ["email", "browser", [{ role: "member" }]],
+        );
+        assertEquals(ana.first_sign_in_at, ana.last_sign_in_at);
 
         const reused = await submitVerify(new WebClient(), confirm);
         assertEquals(reused.status, 403);

@@ -233,6 +233,19 @@ Deno.test("OIDC: signing in through the provider's forms gives a session cookie;
     const [entry] = await loginAudit(site, "login.succeeded");
     assertEquals(entry.details.method, "oidc");
     assertEquals(await loginAudit(site, "login.failed"), []);
+
+    // ada is one of acme's people now: a tenant admin through her group
+    const people = await site.inst.api("GET", "/api/v1/users?tenant=acme", site.inst.admin);
+    assertEquals(people.status, 200, JSON.stringify(people.body));
+    assertEquals(people.body.users.map((u: { email: string }) => u.email), [ADA.email]);
+    const [ada] = people.body.users;
+    assertEquals([ada.id, ada.last_sign_in_method, ada.last_sign_in_client], [
+      principal.user.id,
+      "oidc",
+      "browser",
+    ]);
+    assertEquals(ada.last_sign_in_at, principal.session.created_at);
+    assertEquals(ada.roles, [{ role: "tenant_admin", via: "group", groups: ["flag-admins"] }]);
   });
 });
 

@@ -6,10 +6,14 @@
  * `@openfeature/ofrep-core` 2.3.0 (`OFREPApi`, what the repository's
  * providers use); and raw requests for every error code, ETag/304 and the
  * event stream (with Deno's `EventSource`), across two server processes.
+ * OFREP, `…/evaluate` and FlagClient's local engine answer the `before` and
+ * `after` operators alike.
  */
 import { OFREPApi } from "npm:@openfeature/ofrep-core@2.3.0";
 import { assert, assertEquals, assertMatch } from "../assert.ts";
 import { startServer } from "./server_process.ts";
+import { FlagClient } from "../../lib/client/flag_client.ts";
+import { waitFor } from "../client/fixture.ts";
 import {
   ALLOWED_ORIGIN,
   evalPath,
@@ -348,6 +352,91 @@ Deno.test("OFREP wire format, error codes and ETag through a real server", async
         assertEquals(refused.headers.get("access-control-allow-origin"), null);
       }
     });
+  });
+});
+
+Deno.test("before and after: OFREP, /evaluate and the SDK's local engine give the same answers", async () => {
+  await withFixture([], async (f) => {
+    const pushed = await f.push(manifestFiles({
+      "segments/new-users.toml": `schema_version = 1
+[[predicate]]
+attribute = "user.created_at"
+op = "after"
+value = "2026-01-01T00:00:00Z"
+`,
+      "segments/trial.toml": `schema_version = 1
+[[predicate]]
+attribute = "account.trial_ends"
+op = "before"
+value = 2026-07-01
+`,
+      "flags/welcome-tour.toml": `schema_version = 1
+type = "string"
+default = "none"
+[variations]
+none = "none"
+tour = "tour"
+upgrade = "upgrade"
+[[rule]]
+segment = "trial"
+variation = "upgrade"
+[[rule]]
+segment = "new-users"
+variation = "tour"
+`,
+    }));
+    const version = pushed.body.version as number;
+    const client = new FlagClient({
+      server: f.inst.url,
+      token: f.tokens.read,
+      namespaces: ["web:welcome-tour"],
+      readyTimeoutMs: 10_000,
+    });
+    try {
+      await client.ready();
+      await waitFor(() => client.closure("web")?.version === version, `version ${version}`);
+      const contexts: [Record<string, unknown>, string][] = [
+        [{ user: { created_at: "2026-01-01T00:00:00.001Z" } }, "tour"],
+        [{ user: { created_at: "2026-01-01T01:00:00+01:00" } }, "none"], // the same instant
+        [{ user: { created_at: "2026-01-01" } }, "none"], // midnight UTC: the same instant
+        [{ user: { created_at: "2026-01-02" } }, "tour"],
+        [{ user: { created_at: "2025-12-31T23:59:59.999Z" } }, "none"],
+        [{ user: { created_at: "2026-03-01T00:00:00" } }, "none"], // no zone
+        [{ user: { created_at: "2026-02-30" } }, "none"],
+        [{ user: { created_at: 1767225600001 } }, "none"],
+        [{ user: { created_at: null } }, "none"],
+        [{ account: { trial_ends: "2026-06-30T23:59:59.999Z" } }, "upgrade"],
+        [{ account: { trial_ends: "2026-07-01T02:00:00+02:00" } }, "none"],
+        [{
+          user: { created_at: "2026-02-01T12:00:00-08:00" },
+          account: { trial_ends: "2026-05-01" },
+        }, "upgrade"],
+        [{ user: { created_at: "2016-12-31T23:59:60Z" } }, "none"],
+      ];
+      for (const [context, want] of contexts) {
+        const what = JSON.stringify(context);
+        const local = client.evaluate("web", "staging", "welcome-tour", context);
+        const remote = await f.inst.api(
+          "POST",
+          evalPath("acme", "web", "staging"),
+          f.tokens.read,
+          { flag: "welcome-tour", context },
+        );
+        assertEquals(remote.status, 200, what);
+        const wire = await ofrep(f, single("welcome-tour"), f.tokens.read, { context }, WEB);
+        assertEquals(wire.status, 200, `${what}: ${wire.text}`);
+        const o = wire.json() as { value: unknown; variant: unknown; reason: unknown };
+        assertEquals(local.variation, want, what);
+        assertEquals(
+          [remote.body.value, remote.body.variation, remote.body.reason, remote.body.version],
+          [local.value, local.variation, local.reason, local.version],
+          what,
+        );
+        assertEquals([o.value, o.variant, o.reason], [local.value, local.variation, local.reason]);
+      }
+    } finally {
+      await client.close();
+    }
   });
 });
 

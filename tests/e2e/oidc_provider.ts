@@ -6,6 +6,8 @@
  * @module
  */
 
+import { spawnUntilReady } from "./server_process.ts";
+
 const MAIN = new URL("./oidc_provider_main.ts", import.meta.url).pathname;
 
 /** A registered client of the provider. */
@@ -131,72 +133,23 @@ export async function startOidcProvider(
     stdin: "null",
     env: { NO_COLOR: "1", OIDC_PROVIDER_CONFIG: JSON.stringify({ ...options, jwks }) },
   }).spawn();
-  let out = "";
-  let err = "";
-  const decoder = new TextDecoder();
-  let resolveReady!: (v: { url: string; issuer: string }) => void;
-  let rejectReady!: (e: Error) => void;
-  const ready = new Promise<{ url: string; issuer: string }>((res, rej) => {
-    resolveReady = res;
-    rejectReady = rej;
+  // The first start downloads `oidc-provider` into Deno's npm cache: up to 120 s.
+  const p = await spawnUntilReady(child, {
+    what: "oidc provider",
+    timeoutMs: 120_000,
+    ready: (out) => {
+      const m = out.match(/^listening on (\S+)\n(\S+)\n/);
+      return m ? { url: m[1]!, issuer: m[2]! } : undefined;
+    },
   });
-  const pump = async (stream: ReadableStream<Uint8Array>, isOut: boolean) => {
-    for await (const chunk of stream) {
-      const text = decoder.decode(chunk, { stream: true });
-      if (isOut) {
-        out += text;
-        const m = out.match(/^listening on (\S+)\n(\S+)\n/);
-        if (m) resolveReady({ url: m[1]!, issuer: m[2]! });
-      } else {
-        err += text;
-      }
-    }
-  };
-  const pumps = Promise.all([pump(child.stdout, true), pump(child.stderr, false)]);
-  const status = child.status.then((s) => {
-    rejectReady(new Error(`oidc provider exited with ${s.code} before it was ready:\n${err}`));
-    return s;
-  });
-  const timer = setTimeout(() => {
-    rejectReady(new Error(`oidc provider did not start in 120 s:\n${err}`));
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-  }, 120_000);
-  let where: { url: string; issuer: string };
-  try {
-    where = await ready;
-  } catch (e) {
-    await status;
-    await pumps;
-    throw e;
-  } finally {
-    clearTimeout(timer);
-  }
-  let stopped = false;
-  const stop = async () => {
-    if (!stopped) {
-      stopped = true;
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // already gone
-      }
-    }
-    const s = await status;
-    await pumps;
-    return s.code;
-  };
   return {
-    issuer: where.issuer,
-    url: where.url,
+    issuer: p.ready.issuer,
+    url: p.ready.url,
     jwks,
-    logs: () => err,
-    stop,
+    logs: p.logs,
+    stop: p.stop,
     async [Symbol.asyncDispose]() {
-      await stop();
+      await p.stop();
     },
   };
 }

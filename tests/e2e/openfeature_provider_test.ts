@@ -1,5 +1,10 @@
 import { assert, assertEquals } from "../assert.ts";
-import { type EventDetails, OpenFeature, ProviderEvents } from "@openfeature/server-sdk";
+import {
+  type EvaluationContext,
+  type EventDetails,
+  OpenFeature,
+  ProviderEvents,
+} from "@openfeature/server-sdk";
 import { CfgtoolProvider } from "../../lib/client/openfeature_provider.ts";
 import { FlagClient } from "../../lib/client/flag_client.ts";
 import { boolFlag, NS_TOML, planSegment, startWorld, waitFor } from "../client/fixture.ts";
@@ -18,7 +23,14 @@ Deno.test("CfgtoolProvider serves the real OpenFeature SDK and emits its events"
     "namespace.toml": NS_TOML,
     "flags/checkout.toml": boolFlag({ segment: "beta" }),
     "flags/limit.toml": NUMBER_FLAG,
+    "flags/tour.toml": boolFlag({ segment: "new-users" }),
     "segments/beta.toml": planSegment("beta"),
+    "segments/new-users.toml": `schema_version = 1
+[[predicate]]
+attribute = "user.created_at"
+op = "after"
+value = "2026-01-01T00:00:00Z"
+`,
   };
   await world.push(files);
   const provider = new CfgtoolProvider({
@@ -55,6 +67,15 @@ Deno.test("CfgtoolProvider serves the real OpenFeature SDK and emits its events"
     assertEquals(details.variant, "off");
     assertEquals(details.flagMetadata.version, 1);
     assertEquals(await client.getNumberValue("limit", 0), 10);
+
+    // OpenFeature contexts may hold Dates, at any depth: they are compared as their ISO text
+    const tour = (created_at: unknown) =>
+      client.getBooleanValue("tour", false, { user: { created_at } } as EvaluationContext);
+    assertEquals(await tour(new Date("2026-02-01T00:00:00Z")), true);
+    assertEquals(await tour("2026-02-01T00:00:00+01:00"), true);
+    assertEquals(await tour(new Date("2026-01-01T00:00:00Z")), false);
+    assertEquals(await tour(new Date("not a date")), false);
+    assertEquals(await tour(Date.parse("2026-02-01T00:00:00Z")), false);
 
     const mismatch = await client.getStringDetails("limit", "dflt");
     assertEquals(mismatch.value, "dflt");

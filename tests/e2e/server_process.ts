@@ -46,40 +46,103 @@ export interface StartOptions {
  * ```
  */
 export async function startServer(options: StartOptions = {}): Promise<ServerProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--unstable-kv",
-      CLI,
-      "serve",
-      "--port",
-      "0",
-      "--kv",
-      options.kv ?? ":memory:",
-      ...(options.args ?? []),
-    ],
+  const child = spawnCli(
+    ["serve", "--port", "0", "--kv", options.kv ?? ":memory:", ...(options.args ?? [])],
+    options.env,
+  );
+  const p = await spawnUntilReady(child, {
+    what: "server",
+    timeoutMs: 30_000,
+    ready: (out) => out.match(/listening on (https?:\/\/[^\s]+)/)?.[1],
+  });
+  return { ...p, url: p.ready };
+}
+
+/**
+ * Spawns `cli.ts` with `args` (and `NO_COLOR=1` plus `env`), stdout and
+ * stderr piped for {@linkcode spawnUntilReady}.
+ *
+ * @example
+ * ```ts ignore
+ * const child = spawnCli(["relay", "--port", "0"], { CFGTOOL_RELAY_TOKEN: token });
+ * ```
+ */
+export function spawnCli(args: string[], env: Record<string, string> = {}): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--unstable-kv", CLI, ...args],
     stdout: "piped",
     stderr: "piped",
     stdin: "null",
-    env: { NO_COLOR: "1", ...options.env },
+    env: { NO_COLOR: "1", ...env },
   }).spawn();
+}
+
+/** A child process {@linkcode spawnUntilReady} watches, once it is ready. */
+export interface ReadyProcess<T> {
+  /** What its stdout said when it became ready. */
+  ready: T;
+  /** The child process. */
+  child: Deno.ChildProcess;
+  /** Everything the process wrote to stderr so far. */
+  logs(): string;
+  /** stderr once it has been quiet for a moment (processes batch log writes). */
+  logsSettled(): Promise<string>;
+  /** Everything the process wrote to stdout so far. */
+  stdout(): string;
+  /** Sends SIGTERM (once) and waits for exit; returns the exit code. */
+  stop(): Promise<number>;
+  /** Sends SIGKILL and waits for exit. */
+  kill(): Promise<void>;
+}
+
+/** Options of {@linkcode spawnUntilReady}. */
+export interface ReadyOptions<T> {
+  /** What the process is, for error messages ("server", "relay", …). */
+  what: string;
+  /** What its stdout so far says once it is ready, else undefined. */
+  ready: (stdout: string) => T | undefined;
+  /** How long it may take to be ready before it is killed. */
+  timeoutMs: number;
+}
+
+/**
+ * Reads a spawned child's stdout and stderr (both piped) and resolves once
+ * `options.ready` finds what it waits for in stdout. A child that exits
+ * first, or is not ready in time (then killed), fails it with its stderr.
+ * The one start/stop helper of the test processes (`serve`, `relay`, the
+ * OpenID provider).
+ *
+ * @example
+ * ```ts ignore
+ * const child = new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "piped" }).spawn();
+ * const p = await spawnUntilReady(child, {
+ *   what: "relay",
+ *   timeoutMs: 30_000,
+ *   ready: (out) => out.match(/listening on (\S+)/)?.[1],
+ * });
+ * await p.stop();
+ * ```
+ */
+export async function spawnUntilReady<T>(
+  child: Deno.ChildProcess,
+  options: ReadyOptions<T>,
+): Promise<ReadyProcess<T>> {
   let out = "";
   let err = "";
   const decoder = new TextDecoder();
-  let resolveUrl!: (url: string) => void;
-  let rejectUrl!: (e: Error) => void;
-  const urlPromise = new Promise<string>((res, rej) => {
-    resolveUrl = res;
-    rejectUrl = rej;
+  let resolveReady!: (v: T) => void;
+  let rejectReady!: (e: Error) => void;
+  const readyPromise = new Promise<T>((res, rej) => {
+    resolveReady = res;
+    rejectReady = rej;
   });
   const pump = async (stream: ReadableStream<Uint8Array>, isOut: boolean) => {
     for await (const chunk of stream) {
       const text = decoder.decode(chunk, { stream: true });
       if (isOut) {
         out += text;
-        const m = out.match(/listening on (https?:\/\/[^\s]+)/);
-        if (m) resolveUrl(m[1]!);
+        const found = options.ready(out);
+        if (found !== undefined) resolveReady(found);
       } else {
         err += text;
       }
@@ -87,22 +150,32 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
   };
   const pumps = Promise.all([pump(child.stdout, true), pump(child.stderr, false)]);
   const status = child.status.then((s) => {
-    rejectUrl(new Error(`server exited with ${s.code} before listening:\n${err}`));
+    rejectReady(new Error(`${options.what} exited with ${s.code} before it was ready:\n${err}`));
     return s;
   });
-  const timer = setTimeout(
-    () => rejectUrl(new Error(`server did not start in 30 s:\n${err}`)),
-    30_000,
-  );
-  let url: string;
+  const timer = setTimeout(() => {
+    rejectReady(
+      new Error(`${options.what} did not start in ${options.timeoutMs / 1000} s:\n${err}`),
+    );
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+  }, options.timeoutMs);
+  let ready: T;
   try {
-    url = await urlPromise;
+    ready = await readyPromise;
+  } catch (e) {
+    await status;
+    await pumps;
+    throw e;
   } finally {
     clearTimeout(timer);
   }
   let stopped = false;
   return {
-    url,
+    ready,
     child,
     logs: () => err,
     async logsSettled() {

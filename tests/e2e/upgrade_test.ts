@@ -3,14 +3,19 @@
  * break rules added since (a `matches` pattern RE2 cannot compile, a segment
  * chain deeper than the limit, more environments than the limit). A real
  * server keeps evaluating and serving it; pushing the same content, or
- * rolling back to it, is refused with the problems named.
+ * rolling back to it, is refused with the problems named. A store whose
+ * sign-ins predate the people index gets it filled once, at start.
  */
 import { assert, assertEquals } from "../assert.ts";
 import { unpackArchive } from "../../lib/closure/archive.ts";
 import { encodeSubscription } from "../../lib/protocol/subscription.ts";
 import type { Environment } from "../../lib/flags/model.ts";
 import { openKv } from "../../lib/store/kv.ts";
-import { headKey, versionKey } from "../../lib/store/keys.ts";
+import { headKey, sessionKey, versionKey } from "../../lib/store/keys.ts";
+import { auditLoginSucceeded } from "../../lib/login/sign_in.ts";
+import { createTenant } from "../../lib/store/tenants.ts";
+import { createUser } from "../../lib/store/users.ts";
+import { ulid } from "../../lib/store/ulid.ts";
 import { commitVersion } from "../store/commit.ts";
 import {
   OLDER_ENVIRONMENTS,
@@ -18,7 +23,8 @@ import {
   olderReleaseFileSet,
 } from "../flags/older_release_fixture.ts";
 import { evalPath } from "./evaluation_fixture.ts";
-import { startInstallation } from "./installation.ts";
+import { runCli, startInstallation } from "./installation.ts";
+import { type ServerProcess, startServer } from "./server_process.ts";
 
 /**
  * Writes the older release's manifest as version 1, straight into the KV
@@ -145,5 +151,89 @@ Deno.test("a version stored by an earlier release keeps evaluating after an upgr
     });
   } finally {
     await inst.close();
+  }
+});
+
+Deno.test("a store from before the people index: the server fills it once at start from sessions and sign-ins", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cfgtool-e2e-people-" });
+  const kvPath = `${dir}/kv.sqlite3`;
+  let server: ServerProcess | null = null;
+  try {
+    const boot = await runCli(["admin", "bootstrap", "--kv", kvPath]);
+    assertEquals(boot.code, 0, boot.stderr);
+    const admin = boot.stdout.trim().split("\n").at(-1)!;
+    // what an earlier release left: a session admitted to acme, a sign-in in acme's audit log
+    const kv = await openKv(kvPath);
+    const ids: Record<string, string> = {};
+    try {
+      const t0 = Date.now() - 3_600_000;
+      await createTenant(kv, { slug: "acme", created_by: "test", now: () => new Date(t0) });
+      const ana = await createUser(kv, { email: "ana@acme.test" });
+      const bo = await createUser(kv, { email: "bo@acme.test" });
+      [ids.ana, ids.bo] = [ana.id, bo.id];
+      const created = new Date(t0 + 60_000).toISOString();
+      const id = `ssn_${ulid(t0 + 60_000)}`;
+      await kv.set(sessionKey(id), {
+        id,
+        user_id: ana.id,
+        prefix: "ses_old",
+        digest: "old",
+        created_at: created,
+        expires_at: new Date(t0 + 7_200_000).toISOString(),
+        tenants: ["acme"],
+        login_method: "oidc",
+        assurance: [],
+        groups: [],
+        client: "browser",
+        last_seen_at: created,
+        idle_timeout_ms: null,
+        ip_hash: null,
+      });
+      await auditLoginSucceeded(kv, bo.id, new Date(t0 + 120_000), { requestId: "old" }, "acme", {
+        method: "email",
+        client: "cli",
+      });
+      await kv.delete(["people_backfill"]); // the earlier release had no index at all
+      for await (const e of kv.list({ prefix: ["tenant_person"] })) await kv.delete(e.key);
+      for await (const e of kv.list({ prefix: ["tenant_person_by_user"] })) await kv.delete(e.key);
+    } finally {
+      kv.close();
+    }
+
+    const people = async (url: string) => {
+      const res = await fetch(`${url}/api/v1/users?tenant=acme`, {
+        headers: { authorization: `Bearer ${admin}` },
+      });
+      assertEquals(res.status, 200);
+      return (await res.json()).users as Record<string, unknown>[];
+    };
+    server = await startServer({ kv: kvPath });
+    let listed: Record<string, unknown>[] = [];
+    for (let i = 0; i < 100 && listed.length < 2; i++) {
+      listed = await people(server.url);
+      if (listed.length < 2) await new Promise((r) => setTimeout(r, 50));
+    }
+    assertEquals(
+      listed.map((u) => [u.id, u.last_sign_in_method, u.last_sign_in_client]),
+      [[ids.ana, "oidc", "browser"], [ids.bo, "email", "cli"]],
+    );
+    const once = (logs: string) =>
+      logs.split("\n").filter((l) => l.includes("people index backfilled"));
+    const lines = once(await server.logsSettled());
+    assertEquals(lines.length, 1, lines.join("\n"));
+    const line = JSON.parse(lines[0]!);
+    assertEquals(
+      [line.level, line.sessions_read, line.sign_in_entries_read, line.people_records_written],
+      ["info", 1, 1, 2],
+    );
+    await server.stop();
+
+    // started again, it does not backfill again
+    server = await startServer({ kv: kvPath });
+    assertEquals((await people(server.url)).length, 2);
+    assertEquals(once(await server.logsSettled()), []);
+  } finally {
+    await server?.stop();
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -149,3 +149,53 @@ Deno.test("acquire in one process is serialised per credential: 20 at once take 
     });
   });
 });
+
+Deno.test("streams of one credential that open together share commits, and the count stays exact", async () => {
+  await withKv(async (kv) => {
+    const stop = new AbortController();
+    const r = new ConnectionRegistry(1000, { kv, leaseMs: 10_000, signal: stop.signal });
+    try {
+      await r.acquire("warm"); // the liveness lease is stored
+      // deno-lint-ignore no-explicit-any
+      const proto = Deno.AtomicOperation.prototype as any;
+      const commit = proto.commit;
+      let commits = 0;
+      proto.commit = function (this: Deno.AtomicOperation) {
+        commits++;
+        return commit.call(this);
+      };
+      let releases: (() => void)[];
+      try {
+        releases = await Promise.all(Array.from({ length: 300 }, () => r.acquire("t")));
+      } finally {
+        proto.commit = commit;
+      }
+      assertEquals(r.count("t"), 300);
+      assert(commits <= 3, `${commits} commits for 300 streams opened at once`);
+      assertEquals((await connectionCounts(kv, "t"))[r.holder!], 300);
+      for (const release of releases.slice(0, 100)) release();
+      await eventually(
+        async () => (await connectionCounts(kv, "t"))[r.holder!] === 200,
+        "the released slots reach the store",
+      );
+    } finally {
+      stop.abort();
+      await r.close();
+    }
+  });
+});
+
+Deno.test("streams opened together beyond the limit: the first that fit are admitted, in order, the rest refused", async () => {
+  await withKv(async (kv) => {
+    await withProcesses(kv, 2, { leaseMs: 10_000 }, async ([a, b]) => {
+      for (let i = 0; i < 10; i++) await a!.registry.acquire("t"); // another process holds 10 of 16
+      await b!.registry.acquire("t"); // this one holds 1: 5 left
+      const outcomes = await Promise.all(
+        Array.from({ length: 9 }, () => tryAcquire(b!.registry, "t")),
+      );
+      assertEquals(outcomes, [true, true, true, true, true, false, false, false, false]);
+      assertEquals(b!.registry.count("t"), 6);
+      assertEquals((await connectionCounts(kv, "t"))[b!.registry.holder!], 6);
+    });
+  });
+});

@@ -45,6 +45,16 @@ const CASES: Record<
   semver_eq: { value: "1.2.3", holds: ["1.2.3"], fails: ["1.2.4", "not-a-version", 1] },
   semver_lt: { value: "2.0.0", holds: ["1.9.9", "2.0.0-rc.1"], fails: ["2.0.0", "10.0.0", "x"] },
   semver_gt: { value: "2.0.0", holds: ["2.0.1", "10.0.0"], fails: ["2.0.0", "1.10.0", "x"] },
+  before: {
+    value: "2026-01-01T00:00:00Z",
+    holds: ["2025-12-31T23:59:59.999Z", "2026-01-01T00:59:59+01:00", "2025-12-31"],
+    fails: ["2026-01-01T00:00:00Z", "2026-01-01", "2027-01-01", "yesterday", 1767225599999],
+  },
+  after: {
+    value: "2026-01-01",
+    holds: ["2026-01-01T00:00:00.001Z", "2025-12-31T23:30:00-00:31", "2026-01-02"],
+    fails: ["2026-01-01T00:00:00Z", "2026-01-01T01:00:00+01:00", "2025-12-31", "tomorrow", true],
+  },
 };
 
 for (const op of OPERATORS) {
@@ -132,6 +142,7 @@ Deno.test("attributeType() follows the compared value", () => {
   assertEquals(t("lt", 1), "number");
   assertEquals(t("matches", "x"), "string");
   assertEquals(t("semver_gt", "1.0.0"), "string");
+  assertEquals(t("after", "2026-01-01T00:00:00Z"), "string");
   assertEquals(t("exists", true), undefined);
 });
 
@@ -205,6 +216,131 @@ Deno.test("validatePredicate() refuses bad semantic versions", () => {
       assertEquals(problems({ attribute: "a", op, value: v }), [
         `value: ${op} takes a semantic version string such as "1.2.3"`,
       ]);
+    }
+  }
+});
+
+Deno.test("compilePredicate() before and after compare instants strictly, whatever the zone", () => {
+  const at = "2026-01-01T00:00:00Z";
+  const before = compile({ attribute: "t", op: "before", value: at });
+  const after = compile({ attribute: "t", op: "after", value: at });
+  const cases: [string, "before" | "equal" | "after"][] = [
+    ["2026-01-01T00:00:00Z", "equal"],
+    ["2026-01-01t00:00:00z", "equal"], // RFC 3339 allows lower-case t and z
+    ["2026-01-01T01:00:00+01:00", "equal"],
+    ["2025-12-31T19:00:00-05:00", "equal"],
+    ["2026-01-01T00:00:00-00:00", "equal"],
+    ["2026-01-01T00:00:00.000Z", "equal"],
+    ["2026-01-01T00:00:00.0009Z", "equal"], // digits beyond the millisecond are dropped
+    ["2026-01-01", "equal"], // a date is midnight UTC
+    ["2025-12-31T23:59:59.999Z", "before"],
+    ["2026-01-01T00:59:59.999+01:00", "before"],
+    ["2025-12-31", "before"],
+    ["2026-01-01T00:00:00.001Z", "after"],
+    ["2025-12-31T19:00:00.5-05:00", "after"],
+    ["2026-01-01T00:00:00.123456789Z", "after"],
+    ["2026-01-02", "after"],
+    ["0001-01-01T00:00:00Z", "before"],
+    ["9999-12-31T23:59:59.999Z", "after"],
+  ];
+  for (const [t, want] of cases) {
+    assertEquals(before({ t }, none), want === "before", `${t} before ${at}`);
+    assertEquals(after({ t }, none), want === "after", `${t} after ${at}`);
+  }
+});
+
+Deno.test("compilePredicate() before and after do not hold for values that are not instants", () => {
+  const before = compile({ attribute: "t", op: "before", value: "2100-01-01T00:00:00Z" });
+  const after = compile({ attribute: "t", op: "after", value: "1900-01-01" });
+  const values: unknown[] = [
+    "2026-01-01T00:00:00", // no zone: a local time names no instant
+    "2026-01-01 00:00:00Z", // RFC 3339's grammar has T, not a space
+    "2026-01-01T00:00Z", // seconds are required
+    "2026-01-01T00:00:00+0100",
+    "2026-01-01T00:00:00+24:00",
+    "2026-01-01T24:00:00Z",
+    "2026-01-01T00:60:00Z",
+    "2026-01-01T00:00:00.Z",
+    "2026-02-29", // not a leap year
+    "2026-04-31T00:00:00Z",
+    "2026-13-01",
+    "2026-1-01",
+    "+002026-01-01T00:00:00Z",
+    "2026-01-01T12:00:60Z", // a leap second only ends a UTC day
+    " 2026-01-01",
+    "2026-01-01\n",
+    "",
+    "now",
+    1767225600000,
+    true,
+    ["2026-01-01"],
+    { at: "2026-01-01" },
+    new Date("2026-01-01T00:00:00Z"),
+  ];
+  for (const t of values) {
+    assertEquals(before({ t }, none), false, `${JSON.stringify(t)} before`);
+    assertEquals(after({ t }, none), false, `${JSON.stringify(t)} after`);
+  }
+  assertEquals(before({ t: null }, none), false);
+  assertEquals(after({}, none), false);
+});
+
+Deno.test("compilePredicate() before and after read leap years and leap seconds", () => {
+  const after = compile({ attribute: "t", op: "after", value: "2024-02-28T23:59:59Z" });
+  assert(after({ t: "2024-02-29" }, none));
+  const before = compile({ attribute: "t", op: "before", value: "2100-01-01" });
+  assert(before({ t: "2000-02-29" }, none)); // 2000 is a leap year (divisible by 400)
+  assert(!before({ t: "1900-02-29" }, none)); // 1900 is not (divisible by 100): does not parse
+  assert(!before({ t: "2023-02-29" }, none));
+  // 23:59:60 UTC is the last millisecond of its day, in any offset
+  const endOf2016 = compile({ attribute: "t", op: "before", value: "2017-01-01T00:00:00Z" });
+  const lastMs = compile({ attribute: "t", op: "after", value: "2016-12-31T23:59:59.998Z" });
+  for (const t of ["2016-12-31T23:59:60Z", "2016-12-31T23:59:60.5Z", "2017-01-01T00:59:60+01:00"]) {
+    assert(endOf2016({ t }, none), t);
+    assert(lastMs({ t }, none), t);
+  }
+});
+
+Deno.test("compilePredicate() before and after of an unvalidated value never hold, and never throw", () => {
+  for (const value of ["soon", 20260101, true, "2026-02-30"]) {
+    for (const op of ["before", "after"] as const) {
+      const m = compilePredicate({ attribute: "t", op, value }, "segment");
+      assertEquals(m({ t: "2026-01-01T00:00:00Z" }, none), false, `${op} ${value}`);
+    }
+  }
+});
+
+Deno.test("validatePredicate() refuses before and after values that are not RFC 3339", () => {
+  for (const op of ["before", "after"]) {
+    for (
+      const v of [
+        "2026-01-01T00:00:00", // a TOML local date-time reads so: no zone
+        "2026-01-01T00:00:00.000", // unquoted TOML local date-time
+        "2026-01-01 00:00:00Z",
+        "2026-02-30",
+        "00:00:00.000", // unquoted TOML local time
+        "2026",
+        "yesterday",
+        "",
+        1767225600000,
+        true,
+        ["2026-01-01"],
+      ]
+    ) {
+      assertEquals(problems({ attribute: "a", op, value: v }), [
+        `value: ${op} takes an RFC 3339 date-time with its zone, such as "2026-01-01T00:00:00Z", ` +
+        `or a date such as "2026-01-01" (midnight UTC)`,
+      ], `${op} ${JSON.stringify(v)}`);
+    }
+    for (
+      const v of [
+        "2026-01-01T00:00:00Z",
+        "2026-01-01T00:00:00.000+01:00", // unquoted TOML offset date-time reads so
+        "2026-01-01",
+        "2016-12-31T23:59:60Z",
+      ]
+    ) {
+      assertEquals(problems({ attribute: "a", op, value: v }), [], `${op} ${v}`);
     }
   }
 });

@@ -76,6 +76,12 @@ const SEGMENTS = {
   ]),
   "segments/has-email.toml": seg("all", ["user.email", "exists", "true"]),
   "segments/minor.toml": seg("all", ["user.age", "lt", "18"]),
+  "segments/new-users.toml": seg("all", ["user.created_at", "after", '"2026-01-01T00:00:00Z"']),
+  "segments/spring-sale.toml": seg(
+    "all",
+    ["now", "after", "2026-03-01T00:00:00+01:00"], // an unquoted TOML date-time
+    ["now", "before", '"2026-04-01"'],
+  ),
 };
 
 function vr(r: EvaluationResult): [unknown, string | null, string, number | undefined] {
@@ -272,6 +278,36 @@ Deno.test("evaluateFlag() applies segment operators through the predicate engine
   assert(on("staff", { user: { email: "x@example.com" } })); // ends_with
   assert(on("paying", { "account.plan": "pro" })); // a flat dotted key, as lookup() reads it
   assert(!on("paying", {})); // a missing attribute never holds
+});
+
+Deno.test("evaluateFlag() applies before and after through a manifest", () => {
+  const flags: Record<string, string> = {};
+  for (const s of ["new-users", "spring-sale"]) {
+    flags[`flags/${s}.toml`] = BOOL + `[[rule]]\nsegment = "${s}"\nvariation = "on"\n`;
+  }
+  const m = compile({ ...SEGMENTS, ...flags });
+  const result = (flag: string, ctx: Record<string, unknown>) => {
+    const r = evaluateFlag(m, "production", flag, ctx);
+    return [r.value, r.reason];
+  };
+  const match = [true, "TARGETING_MATCH"];
+  const none = [false, "DEFAULT"];
+  assertEquals(result("new-users", { user: { created_at: "2026-01-01T00:00:00.001Z" } }), match);
+  assertEquals(result("new-users", { user: { created_at: "2026-01-01T00:30:00+00:15" } }), match);
+  assertEquals(result("new-users", { user: { created_at: "2026-01-02" } }), match);
+  assertEquals(result("new-users", { user: { created_at: "2026-01-01T00:00:00Z" } }), none);
+  assertEquals(result("new-users", { user: { created_at: "2026-01-01" } }), none); // same instant
+  assertEquals(result("new-users", { user: { created_at: "2025-12-31T23:59:59Z" } }), none);
+  // not an instant: does not hold, as an absent attribute; never an error
+  assertEquals(result("new-users", { user: { created_at: "2026-01-02T00:00:00" } }), none);
+  assertEquals(result("new-users", { user: { created_at: 1767312000000 } }), none);
+  assertEquals(result("new-users", { user: {} }), none);
+  // a window: after the start (1 March, 00:00 at +01:00) and before 1 April, midnight UTC
+  assertEquals(result("spring-sale", { now: "2026-02-28T23:00:00Z" }), none);
+  assertEquals(result("spring-sale", { now: "2026-02-28T23:00:00.001Z" }), match);
+  assertEquals(result("spring-sale", { now: "2026-03-31T23:59:59.999Z" }), match);
+  assertEquals(result("spring-sale", { now: "2026-04-01T01:00:00+01:00" }), none);
+  assertEquals(result("spring-sale", { now: "2026-04-01" }), none);
 });
 
 const ROLLOUT = `schema_version = 1
@@ -707,12 +743,21 @@ Deno.test("the compiled model never throws, whatever JSON context it is given", 
     "app.version",
     "semver_gt",
     '"1.2.3"',
-  ]);
+  ], ["user.created_at", "after", '"2026-01-01"']);
   const models = [examples, compile({ ...SEGMENTS, "flags/f.toml": BOOL }), compile(chainFiles)];
   const text = fc.string({ unit: "binary", maxLength: 64 });
   const leaf = fc.oneof(
     text,
-    fc.constantFrom("a".repeat(300) + "b", "1.2.4", "2.0.0-rc.1", "@example.com", "MSIE 6"),
+    fc.constantFrom(
+      "a".repeat(300) + "b",
+      "1.2.4",
+      "2.0.0-rc.1",
+      "@example.com",
+      "MSIE 6",
+      "2026-01-01T00:00:00.5+01:00",
+      "2016-12-31T23:59:60Z",
+      "2026-02-30",
+    ),
     fc.double(),
     fc.integer(),
     fc.boolean(),
@@ -729,6 +774,7 @@ Deno.test("the compiled model never throws, whatever JSON context it is given", 
     "id",
     "targeting_key",
     "user_agent",
+    "created_at",
     "__proto__",
     "constructor",
     "a.b",

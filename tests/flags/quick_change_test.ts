@@ -253,7 +253,7 @@ rollout = [
 
 Deno.test("rulesAsWritten shows rollouts in the file's own scale", () => {
   assertEquals(rulesAsWritten(CHECKOUT, "production"), [
-    { index: 0, scope: "flag", segment: "beta-testers" },
+    { index: 0, scope: "flag", segment: "beta-testers", variation: "on" },
     {
       index: 1,
       scope: "flag",

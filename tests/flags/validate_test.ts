@@ -683,7 +683,7 @@ predicate = 3
 `,
     }).filter((l) => !l.includes("cycle")),
     [
-      'segments/a.toml: predicate[0].op: unknown operator "like" (one of eq, neq, in, not_in, lt, lte, gt, gte, starts_with, ends_with, contains, matches, exists, semver_eq, semver_lt, semver_gt)',
+      'segments/a.toml: predicate[0].op: unknown operator "like" (one of eq, neq, in, not_in, lt, lte, gt, gte, starts_with, ends_with, contains, matches, exists, semver_eq, semver_lt, semver_gt, before, after)',
       "segments/a.toml: predicate[1].value: gt compares with a number",
       "segments/a.toml: predicate[2].attribute: attribute is required and must be a string",
       'segments/a.toml: predicate[3].op: a segment reference takes op "eq"',
@@ -691,6 +691,47 @@ predicate = 3
       "segments/a.toml: predicate[3].value: a segment reference compares with true or false",
     ],
   );
+});
+
+Deno.test("validateManifest() checks before and after values: RFC 3339 with a zone, or a date", () => {
+  const pred = (op: string, value: string) =>
+    `[[predicate]]\nattribute = "user.created_at"\nop = "${op}"\nvalue = ${value}\n`;
+  const files = {
+    "segments/ok.toml": "schema_version = 1\n" +
+      pred("after", '"2026-01-01T00:00:00Z"') +
+      pred("before", '"2026-06-30T12:00:00.250+02:00"') +
+      pred("after", '"2026-01-01"') +
+      // unquoted TOML dates read as the same RFC 3339 text
+      pred("before", "2027-01-01T00:00:00Z") +
+      pred("before", "2027-01-01"),
+    "segments/bad.toml": "schema_version = 1\n" +
+      pred("after", '"2026-01-01T00:00:00"') +
+      pred("after", "2026-01-01T00:00:00") + // a TOML local date-time: no zone
+      pred("before", '"2026-02-30"') +
+      pred("before", '"next monday"') +
+      pred("before", "1767225600000") +
+      pred("after", '["2026-01-01"]'),
+  };
+  const why = (op: string) =>
+    `${op} takes an RFC 3339 date-time with its zone, such as "2026-01-01T00:00:00Z", ` +
+    `or a date such as "2026-01-01" (midnight UTC)`;
+  assertEquals(lint(files), [
+    `segments/bad.toml: predicate[0].value: ${why("after")}`,
+    `segments/bad.toml: predicate[1].value: ${why("after")}`,
+    `segments/bad.toml: predicate[2].value: ${why("before")}`,
+    `segments/bad.toml: predicate[3].value: ${why("before")}`,
+    `segments/bad.toml: predicate[4].value: ${why("before")}`,
+    `segments/bad.toml: predicate[5].value: ${why("after")}`,
+  ]);
+  const r = validateManifest(fileSet({ "segments/ok.toml": files["segments/ok.toml"] }));
+  assertEquals(r.problems, []);
+  assertEquals(r.manifest!.segments.ok!.predicates.map((p) => [p.op, p.value]), [
+    ["after", "2026-01-01T00:00:00Z"],
+    ["before", "2026-06-30T12:00:00.250+02:00"],
+    ["after", "2026-01-01"],
+    ["before", "2027-01-01T00:00:00.000Z"],
+    ["before", "2027-01-01"],
+  ]);
 });
 
 Deno.test("validateManifest() reports unknown segments in segment predicates", () => {

@@ -81,6 +81,55 @@ Deno.test("GET /api/v1/users shows admins the users they may see and refuses eve
       ]);
     });
 
+    await t.step(
+      "with ?tenant=, the tenant's people a page at a time, with sign-ins and roles",
+      async () => {
+        const page = async (query: string) => {
+          const res = await inst.api("GET", `/api/v1/users?tenant=acme${query}`, acmeTenant.secret);
+          assertStatus(res, 200, query);
+          return res.body as { users: Record<string, unknown>[]; next: string | null };
+        };
+        const first = await page("&limit=2");
+        assertEquals(first.users.map((u) => u.email), ["ana@acme.test", "bo@acme.test"]);
+        assertEquals(first.next, "bo@acme.test");
+        assertEquals(first.users[0], {
+          id: h.ana.id,
+          email: "ana@acme.test",
+          created_at: first.users[0]!.created_at,
+          // made on the server host: on an admin list, never signed in to acme
+          first_sign_in_at: null,
+          last_sign_in_at: null,
+          last_sign_in_method: null,
+          last_sign_in_client: null,
+          roles: [{ role: "tenant_admin", via: "list" }],
+        });
+        assertEquals(first.users[1]!.roles, [{ role: "namespace_admin", namespace: "web" }]);
+        const rest = await page(`&limit=2&after=${encodeURIComponent(first.next!)}`);
+        assertEquals(rest.users.map((u) => u.email), ["eve@both.test"]);
+        assertEquals(rest.next, null);
+        assertEquals((await page("")).next, null, "50 by default: all three");
+        for (
+          const [query, field] of [["&limit=0", "limit"], ["&limit=x", "limit"], [
+            "&after=a%20b",
+            "after",
+          ]]
+        ) {
+          const res = await inst.api("GET", `/api/v1/users?tenant=acme${query}`, acmeTenant.secret);
+          assertError(res, 400, "invalid_request", query);
+          assertEquals(res.body.details?.field ?? field, field, query);
+        }
+        // paging is of one tenant's people: without a tenant, 400 rather than a silent full list
+        assertError(
+          await inst.api("GET", "/api/v1/users?limit=2", inst.admin),
+          400,
+          "invalid_request",
+        );
+        // the listing without a tenant keeps its shape
+        const all = await inst.api("GET", "/api/v1/users", acmeTenant.secret);
+        assertEquals(Object.keys(all.body), ["users"]);
+      },
+    );
+
     await t.step("another tenant's admin is refused with 403", async () => {
       for (const by of [acmeTenant.secret, h.ana.session]) {
         assertError(await inst.api("GET", "/api/v1/users?tenant=other", by), 403, "forbidden");

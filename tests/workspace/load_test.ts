@@ -159,6 +159,23 @@ Deno.test("loadModel() reports invalid predicates, dangling references and cycle
   );
 });
 
+Deno.test("loadModel() reports before and after values that are not RFC 3339 instants", async () => {
+  assertEquals(
+    await lines({
+      "qualifiers/new-accounts.toml": q(
+        pred("account.created_at", "after", '"2026-01-01T00:00:00Z"') +
+          pred("account.created_at", "before", "2027-01-01") +
+          pred("account.created_at", "after", '"2026-01-01 00:00"') +
+          pred("account.created_at", "before", "2027-01-01T00:00:00"),
+      ),
+    }),
+    [
+      'qualifiers/new-accounts.toml: predicate[2].value: after takes an RFC 3339 date-time with its zone, such as "2026-01-01T00:00:00Z", or a date such as "2026-01-01" (midnight UTC)',
+      'qualifiers/new-accounts.toml: predicate[3].value: before takes an RFC 3339 date-time with its zone, such as "2026-01-01T00:00:00Z", or a date such as "2026-01-01" (midnight UTC)',
+    ],
+  );
+});
+
 Deno.test("loadModel() does not pile reference problems on a file that fails to parse", async () => {
   assertEquals(
     (await lines({ "qualifiers/security-alerts.toml": "[[predicate]\n" })).length,

@@ -4,7 +4,8 @@ import { formatProblem, NotFoundError, ProblemsError } from "../../lib/errors.ts
 import { workspaceFingerprint } from "../../lib/workspace/fingerprint.ts";
 import { lintWorkspace } from "../../lib/workspace/lint.ts";
 import { openWorkspace } from "../../lib/workspace/open.ts";
-import { EXAMPLE_DIR, exampleCopy, VARIABLE } from "../fixtures/workspace/build.ts";
+import { initWorkspace } from "../../lib/workspace/init.ts";
+import { EXAMPLE_DIR, exampleCopy, exampleFiles, VARIABLE } from "../fixtures/workspace/build.ts";
 
 Deno.test("openWorkspace() resolves from memory: files are not read again", async () => {
   const dir = await exampleCopy();
@@ -54,6 +55,49 @@ Deno.test("openWorkspace() opens despite a missing or stale context contract and
     const ws = await openWorkspace(dir);
     assertEquals(ws.lint().map((p) => p.path), ["schemas/context.schema.json"]);
     assertEquals((await ws.resolveVariable(VARIABLE, {})).value_key, "default");
+  }
+});
+
+Deno.test("openWorkspace() resolves a rule whose qualifier uses after, and types its attribute string", async () => {
+  const policy = (await exampleFiles())[`variables/${VARIABLE}.toml`]!;
+  const dir = await exampleCopy({
+    "qualifiers/new-accounts.toml": `schema_version = 1
+description = "Accounts created in 2026 or later."
+
+[[predicate]]
+attribute = "account.created_at"
+op = "after"
+value = "2025-12-31T23:59:59Z"
+`,
+    [`variables/${VARIABLE}.toml`]: policy +
+      `\n[[resolve.rule]]\nqualifier = "new-accounts"\nvalue = "immediate-incident"\n`,
+  });
+  try {
+    await initWorkspace(dir, { context: true });
+    const ws = await openWorkspace(dir);
+    assertEquals(ws.lint(), []);
+    const contract = JSON.parse(await Deno.readTextFile(`${dir}/schemas/context.schema.json`));
+    assertEquals(contract.properties.account.properties.created_at, { type: "string" });
+    const key = async (created_at: unknown) =>
+      (await ws.resolveVariable(VARIABLE, { account: { plan: "standard", created_at } })).value_key;
+    assertEquals(await key("2026-01-01T00:00:00Z"), "immediate-incident");
+    assertEquals(await key("2026-01-01"), "immediate-incident"); // midnight UTC
+    assertEquals(await key("2026-01-01T00:59:59+01:00"), "default"); // 23:59:59Z: not after
+    assertEquals(await key("2025-12-31T23:59:59.001Z"), "immediate-incident");
+    assertEquals(await key("2025-12-31"), "default");
+    assertEquals(await key("2026-01-01T00:00:00"), "default"); // no zone: does not hold
+    assertEquals(await key(1767225600000), "default");
+    assertEquals(await key(undefined), "default");
+    // rule order still decides: a security alert is immediate-security whenever the account was made
+    assertEquals(
+      (await ws.resolveVariable(VARIABLE, {
+        notification: { kind: "security_alert" },
+        account: { created_at: "2026-06-01T00:00:00Z" },
+      })).value_key,
+      "immediate-security",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
 

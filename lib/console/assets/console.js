@@ -39,6 +39,42 @@
   addEventListener("pageshow", follow);
   follow();
 
+  // JSON objects checked as you type: <textarea data-json="object">, its
+  // message in the element named last by its aria-describedby. The server
+  // checks again on every post; this only says it sooner.
+  document.addEventListener("input", (event) => {
+    const field = event.target;
+    if (!(field instanceof HTMLTextAreaElement) || field.dataset.json !== "object") return;
+    const ids = (field.getAttribute("aria-describedby") || "").split(" ");
+    const out = document.getElementById(ids[ids.length - 1] || "");
+    let problem = "";
+    if (field.value.trim() !== "") {
+      try {
+        const value = JSON.parse(field.value);
+        if (value === null || typeof value !== "object" || Array.isArray(value)) {
+          problem = 'A JSON object is written in braces: {"key": value}';
+        }
+      } catch (err) {
+        problem = `Not JSON yet: ${err instanceof Error ? err.message : err}`;
+      }
+    }
+    field.setCustomValidity(problem);
+    if (out) out.textContent = problem;
+  });
+
+  // Rollout weights summed as you type: <fieldset data-weights> holding
+  // <input data-weight>, the sum in its [data-weight-sum] element.
+  document.addEventListener("input", (event) => {
+    const input = event.target;
+    if (!(input instanceof HTMLInputElement) || !input.hasAttribute("data-weight")) return;
+    const set = input.closest("[data-weights]");
+    const out = set ? set.querySelector("[data-weight-sum]") : null;
+    if (!set || !out) return;
+    let sum = 0;
+    for (const w of set.querySelectorAll("input[data-weight]")) sum += Number(w.value) || 0;
+    out.textContent = `The weights add up to ${sum}.`;
+  });
+
   // Copy buttons: <button data-copy="element-id">.
   document.addEventListener("click", (event) => {
     const button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;

@@ -18,7 +18,12 @@ import { FORM_BODY_LIMIT, readForm, tooLarge } from "../body.ts";
 import { actorOf, type Principal } from "../../auth/principal.ts";
 import { endSession } from "../../auth/sessions.ts";
 import { ForbiddenError, NotFoundError } from "../../errors.ts";
-import { countSignInStart, greetingName, signInPolicy } from "../../services/sign_in.ts";
+import {
+  countSignInStart,
+  greetingName,
+  isNewInstallation,
+  signInTarget,
+} from "../../services/sign_in.ts";
 import { authDeps, authenticate, browserPerson } from "../authn.ts";
 import type { AppDeps, AppEnv } from "../deps.ts";
 import { SHAPES } from "../params.ts";
@@ -63,15 +68,31 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
   app.get("/login", async (c) => {
     const next = safeNext(c.req.query("next"));
     const tenant = c.req.query("tenant")?.trim().toLowerCase();
-    if (tenant === undefined || tenant === "") return await tenantChooser(c, next, undefined);
+    if (tenant === undefined || tenant === "") {
+      if (await isNewInstallation(deps)) return await newInstallationPage(c, undefined);
+      return await tenantChooser(c, next, undefined);
+    }
     if (!SHAPES.slug.pattern.test(tenant)) {
       return await tenantChooser(c, next, `"${tenant}" is not a tenant name`);
     }
-    const policy = await signInPolicy(deps, tenant);
-    if (policy === null) {
-      // Same answer for an unknown tenant and one without sign-in: no probing.
-      return await tenantChooser(c, next, `Tenant ${tenant} has no sign-in set up`, 404);
+    const target = await signInTarget(deps, tenant);
+    if (target.kind !== "policy") {
+      // Telling an unknown tenant from one without sign-in names tenants: each such
+      // answer counts against the same per-address limit as a started sign-in.
+      const { ip } = loginContext(c);
+      if (ip !== undefined) await countSignInStart(deps, ip);
+      if (target.kind === "new_installation") return await newInstallationPage(c, tenant);
+      return await tenantChooser(
+        c,
+        next,
+        target.kind === "no_tenant"
+          ? `No such tenant: ${tenant}. Check the name with whoever runs cfgtool for you.`
+          : `Tenant ${tenant} has no sign-in set up: its admins choose how its people sign in ` +
+            "(a login policy).",
+        404,
+      );
     }
+    const policy = target.policy;
     const site = c.req.header("sec-fetch-site");
     if (site === "cross-site" || site === "same-site") {
       // Another site sent the browser here: starting a sign-in on its word
@@ -179,6 +200,34 @@ export function authRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   return app;
+}
+
+/**
+ * The sign-in page of an installation with no tenant yet: nobody can sign
+ * in to a tenant, so it says how the operator gets in to create one.
+ */
+function newInstallationPage(c: Context<AppEnv>, tenant: string | undefined): Promise<Response> {
+  return pageResponse(
+    c,
+    "Sign in",
+    html`
+      ${tenant === undefined
+        ? ""
+        : html`<p class="error" role="alert">No such tenant: ${tenant}.</p>`}
+      <p>This installation has no tenant yet, so there is no one to sign in. Its operator opens the
+      console first and creates a tenant there, with a one-time link:</p>
+      <ul>
+        <li>the link <code>cfgtool serve</code> printed after its listening line when it started on
+        this new store (it works once, for 10 minutes);</li>
+        <li>or a new one, made on the server host: <code>cfgtool admin console-link --user
+        you@example.com</code>, with the server's store (the same <code>CFGTOOL_KV</code>) and
+        <code>--url</code> with this server's address.</li>
+      </ul>
+      <p class="muted">People then sign in here to the tenants the operator creates, once each
+      tenant has a login policy.</p>
+    `,
+    tenant === undefined ? 200 : 404,
+  );
 }
 
 /** The first page: which tenant to sign in to. */

@@ -1,0 +1,67 @@
+/** Writing an imported manifest directory: all or nothing, never over files without --force. */
+import { assertEquals, assertRejects, assertStringIncludes } from "../assert.ts";
+import { checkImportDir, writeImportDir } from "../../lib/import/write.ts";
+import { UsageError } from "../../lib/errors.ts";
+
+const FILES = new Map([
+  ["namespace.toml", "schema_version = 1\n"],
+  ["flags/a.toml", "x\n"],
+]);
+
+async function entries(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(dir)) out.push(e.name);
+  return out.sort();
+}
+
+Deno.test("a new directory, or an empty one, is written with every file", async () => {
+  const tmp = await Deno.makeTempDir();
+  const r = await writeImportDir(`${tmp}/a/b/out/`, FILES);
+  assertEquals(r, { written: ["flags/a.toml", "namespace.toml"], replaced: [] });
+  assertEquals(await Deno.readTextFile(`${tmp}/a/b/out/flags/a.toml`), "x\n");
+  await Deno.mkdir(`${tmp}/empty`);
+  await writeImportDir(`${tmp}/empty`, FILES);
+  assertEquals(await entries(`${tmp}/empty`), ["flags", "namespace.toml"]);
+  assertEquals(await entries(`${tmp}/a/b`), ["out"], "no temporary directory is left");
+  await Deno.remove(tmp, { recursive: true });
+});
+
+Deno.test("a directory that is not empty is refused without force, and nothing changes", async () => {
+  const tmp = await Deno.makeTempDir();
+  await Deno.mkdir(`${tmp}/out/flags`, { recursive: true });
+  await Deno.writeTextFile(`${tmp}/out/flags/old.toml`, "old");
+  const err = await assertRejects(() => writeImportDir(`${tmp}/out`, FILES), UsageError);
+  assertStringIncludes(err.message, "--out is not empty (1 entry); give --force");
+  assertEquals(await entries(`${tmp}/out/flags`), ["old.toml"]);
+  assertEquals(await entries(tmp), ["out"]);
+  await Deno.writeTextFile(`${tmp}/file`, "");
+  await assertRejects(() => checkImportDir(`${tmp}/file`, true), UsageError, "not a directory");
+  await Deno.remove(tmp, { recursive: true });
+});
+
+Deno.test("force replaces the directory and lists every file it held", async () => {
+  const tmp = await Deno.makeTempDir();
+  await Deno.mkdir(`${tmp}/out/flags`, { recursive: true });
+  await Deno.mkdir(`${tmp}/out/empty`);
+  await Deno.writeTextFile(`${tmp}/out/flags/old.toml`, "old");
+  await Deno.writeTextFile(`${tmp}/out/README`, "");
+  const r = await writeImportDir(`${tmp}/out`, FILES, { force: true });
+  assertEquals(r.replaced, ["README", "empty/", "flags/old.toml"]);
+  assertEquals(await entries(`${tmp}/out/flags`), ["a.toml"]);
+  assertEquals(await entries(tmp), ["out"], "the old directory is gone, no temporary one is left");
+  await Deno.remove(tmp, { recursive: true });
+});
+
+Deno.test("a write that fails leaves the old directory as it was and no temporary one", async () => {
+  const tmp = await Deno.makeTempDir();
+  await Deno.mkdir(`${tmp}/out`);
+  await Deno.writeTextFile(`${tmp}/out/keep.toml`, "keep");
+  // flags/a.toml as a file, then a path under it: the second write fails
+  const bad = new Map([["flags", "a file"], ["flags/b.toml", "y"]]);
+  await assertRejects(() => writeImportDir(`${tmp}/out`, bad, { force: true }));
+  assertEquals(await entries(`${tmp}/out`), ["keep.toml"]);
+  assertEquals(await entries(tmp), ["out"]);
+  await assertRejects(() => writeImportDir(`${tmp}/new/deeper/out`, bad));
+  assertEquals(await entries(tmp), ["out"], "no directory was made for a failed write");
+  await Deno.remove(tmp, { recursive: true });
+});
