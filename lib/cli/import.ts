@@ -10,6 +10,7 @@
 import type { Command } from "commander";
 import { CfgtoolError, UsageError } from "../errors.ts";
 import type { ImportRun } from "../import/report.ts";
+import { cellText } from "./printable.ts";
 
 /** What `cfgtool import` was asked for. */
 export interface ImportCommandOptions {
@@ -172,7 +173,10 @@ export function registerImportCommand(program: Command): void {
       COLLECT,
       [] as string[],
     )
-    .option("--force", "replace --out when it is not empty (the files it held are listed)")
+    .option(
+      "--force",
+      "replace a manifest directory at --out (its files are listed); anything else there is refused",
+    )
     .option("--json", "print the report as one JSON object")
     .addHelpText(
       "after",
@@ -197,6 +201,7 @@ export function registerImportCommand(program: Command): void {
       });
       const { reportJson, reportLines } = await import("../import/report.ts");
       if (opts.json === true) console.log(JSON.stringify(reportJson(run)));
-      else for (const line of reportLines(run)) console.log(line);
+      // names in the report come from the export: one line each, no terminal control
+      else for (const line of reportLines(run)) console.log(cellText(line));
     });
 }

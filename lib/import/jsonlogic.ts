@@ -55,6 +55,10 @@ type Operand =
   | { kind: "attr"; attribute: string; fallback?: Scalar | null | undefined }
   | { kind: "lit"; value: unknown };
 
+/** How `missing` differs once imported. */
+const MISSING_NOTE = 'JsonLogic\'s `missing` also counts null and "" as missing; ' +
+  "cfgtool's `exists = false` counts only an attribute that is not there";
+
 /**
  * The manifest attribute of a JsonLogic `var` path.
  *
@@ -193,8 +197,10 @@ class Converter {
       case "sem_ver":
         return this.semVer(a);
       case "missing":
+        this.o.notes.add(MISSING_NOTE);
         return any(this.missingKeys(a).map((k) => pred(k, "exists", false)));
       case "missing_some": {
+        this.o.notes.add(MISSING_NOTE);
         const [n, keys] = a;
         const attrs = this.missingKeys(argsOf(keys));
         if (n === 1) return all(attrs.map((k) => pred(k, "exists", false)));

@@ -60,9 +60,16 @@ export function summaryLine(run: ImportRun): string {
   return `imported ${run.file} (${run.source}) into ${run.out}: ${parts.join(", ")}`;
 }
 
+/** A name from the export as the report shows it: quoted (JSON) unless it is plain. */
+function named(name: string): string {
+  return /^[A-Za-z0-9._-]{1,200}$/.test(name) ? name : JSON.stringify(name);
+}
+
 function itemLines(item: ItemReport): string[] {
-  const from = item.sourceKey !== undefined ? ` (${item.sourceKey} in the source)` : "";
-  const lines = [`${item.kind} ${item.key}${from}: ${item.written ? "written" : "NOT written"}`];
+  const from = item.sourceKey !== undefined ? ` (${named(item.sourceKey)} in the source)` : "";
+  const lines = [
+    `${item.kind} ${named(item.key)}${from}: ${item.written ? "written" : "NOT written"}`,
+  ];
   for (const m of item.mapped) lines.push(`  mapped: ${m}`);
   for (const u of item.unmapped) lines.push(`  unmapped: ${u.what}: ${u.why}`);
   for (const n of item.notes) lines.push(`  note: ${n}`);

@@ -36,18 +36,22 @@ export interface WriteResult {
  * @param dir the output directory
  * @param force replace what it holds
  * @returns the files it holds (relative, sorted): what `force` replaces
- * @throws {UsageError} when it is a file, or not empty and `force` is not given
+ * @throws {UsageError} when it is a file, or not empty and `force` is not given, or holds
+ *   anything a manifest directory does not (even with `force`)
  *
  * @example
  * ```ts
  * import { checkImportDir } from "./write.ts";
  * const dir = await Deno.makeTempDir();
- * await Deno.writeTextFile(`${dir}/x.txt`, "");
+ * await Deno.writeTextFile(`${dir}/namespace.toml`, "");
  * let refused = false;
  * try { await checkImportDir(dir, false); } catch { refused = true; }
  * const listed = await checkImportDir(dir, true);
+ * await Deno.writeTextFile(`${dir}/notes.txt`, "");
+ * let foreign = false; // --force replaces a manifest directory, not any directory
+ * try { await checkImportDir(dir, true); } catch { foreign = true; }
  * await Deno.remove(dir, { recursive: true });
- * if (!refused || listed.join() !== "x.txt") throw new Error();
+ * if (!refused || !foreign || listed.join() !== "namespace.toml") throw new Error();
  * ```
  */
 export async function checkImportDir(dir: string, force: boolean): Promise<string[]> {
@@ -67,7 +71,29 @@ export async function checkImportDir(dir: string, force: boolean): Promise<strin
       }); give --force to replace it`,
     );
   }
+  // --force replaces a manifest directory, never any directory: a mistyped --out (the project, a
+  // home directory) must not be wiped
+  const foreign = held.filter((f) => !isManifestEntry(f));
+  if (foreign.length > 0) {
+    throw new UsageError(
+      `${dir}: --out holds files that are not a manifest's (${foreign.slice(0, 3).join(", ")}${
+        foreign.length > 3 ? ", …" : ""
+      }); --force replaces only a manifest directory ` +
+        "(namespace.toml, flags/, segments/): choose an empty or new directory",
+    );
+  }
   return held;
+}
+
+/** Whether a path of an --out directory is one a manifest directory holds. */
+function isManifestEntry(path: string): boolean {
+  if (path === "namespace.toml" || path === "flags/" || path === "segments/") return true;
+  for (const dir of ["flags/", "segments/"]) {
+    if (!path.startsWith(dir)) continue;
+    const name = path.slice(dir.length);
+    return !name.includes("/") && (name.endsWith(".toml") || name === ".gitkeep");
+  }
+  return false;
 }
 
 /**

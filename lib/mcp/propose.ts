@@ -97,7 +97,8 @@ export function proposedFiles(
   files: Readonly<Record<string, string | null>>,
   edits: readonly FlagEdit[],
 ): Record<string, string> {
-  const out: Record<string, string> = { ...base };
+  // no prototype: a file named `__proto__` is a file like any other (the service refuses the name)
+  const out: Record<string, string> = Object.assign(Object.create(null), base);
   for (const [path, text] of Object.entries(files)) {
     if (text !== null) {
       out[path] = text;

@@ -86,6 +86,22 @@ export interface VerdictCacheOptions {
 const FILE = "verdicts.json";
 
 /**
+ * Most refusals remembered: anyone can present made-up tokens, so their
+ * refusals are kept in a bounded map (oldest forgotten first), never grown
+ * without end.
+ */
+export const MAX_REFUSALS = 10_000;
+
+/** Most accepted tokens held; past it, those beyond the offline grace go, then the oldest. */
+export const MAX_VERDICTS = 100_000;
+
+/** Most upstream token checks at once; more wait their turn, up to {@linkcode MAX_WAITING}. */
+export const MAX_CHECKS_IN_FLIGHT = 32;
+
+/** Most token checks waiting for a turn; past it, a new token is answered 503 at once. */
+export const MAX_WAITING = 1_000;
+
+/**
  * Verdicts on client tokens, asked of the upstream and kept.
  *
  * @example
@@ -109,8 +125,14 @@ export class VerdictCache {
     dataDir: string | undefined;
     onOutcome: (o: VerdictOutcome) => void;
   };
+  /** Accepted tokens (and refusals of tokens that were accepted before), by digest. */
   readonly #entries = new Map<string, Entry>();
+  /** Refusals of tokens never accepted here, by digest, oldest first (bounded). */
+  readonly #refusals = new Map<string, Entry>();
   readonly #inFlight = new Map<string, Promise<Entry | null>>();
+  /** Upstream checks running now, and those waiting for a turn. */
+  #running = 0;
+  readonly #waiting: (() => void)[] = [];
   #saveTimer: ReturnType<typeof setTimeout> | undefined;
   #saving: Promise<void> = Promise.resolve();
 
@@ -132,7 +154,7 @@ export class VerdictCache {
 
   /** Verdicts held now (refusals included). */
   get size(): number {
-    return this.#entries.size;
+    return this.#entries.size + this.#refusals.size;
   }
 
   /**
@@ -185,14 +207,19 @@ export class VerdictCache {
     }
     const digest = await sha256Hex(new TextEncoder().encode(token));
     const now = this.#o.now();
-    const held = this.#entries.get(digest);
+    const held = this.#entries.get(digest) ?? this.#refusals.get(digest);
     if (held !== undefined && now - held.confirmedAt < this.#lifetime(held)) {
       this.#o.onOutcome(held.ok ? "hit" : "refused");
       return this.#answer(held);
     }
     let asked = this.#inFlight.get(digest);
     if (asked === undefined) {
-      asked = this.#ask(digest, token).finally(() => this.#inFlight.delete(digest));
+      if (this.#running >= MAX_CHECKS_IN_FLIGHT && this.#waiting.length >= MAX_WAITING) {
+        this.#o.onOutcome("unavailable");
+        throw new UpstreamUnavailableError(this.#o.upstream, "too many token checks at once");
+      }
+      asked = this.#turn(() => this.#ask(digest, token))
+        .finally(() => this.#inFlight.delete(digest));
       this.#inFlight.set(digest, asked);
     }
     const fresh = await asked;
@@ -201,7 +228,7 @@ export class VerdictCache {
       return this.#answer(fresh);
     }
     // the upstream did not answer: an earlier verdict within the grace still counts
-    const kept = this.#entries.get(digest);
+    const kept = this.#entries.get(digest) ?? this.#refusals.get(digest);
     if (kept !== undefined && !kept.ok) {
       this.#o.onOutcome("refused");
       return this.#answer(kept);
@@ -251,6 +278,48 @@ export class VerdictCache {
     await this.#saving;
   }
 
+  /** Runs an upstream check when a turn is free (at most {@linkcode MAX_CHECKS_IN_FLIGHT} at once). */
+  async #turn<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#running >= MAX_CHECKS_IN_FLIGHT) {
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    }
+    this.#running++;
+    try {
+      return await work();
+    } finally {
+      this.#running--;
+      this.#waiting.shift()?.();
+    }
+  }
+
+  /** Remembers a refusal: in place of an accepted token's verdict, else in the bounded map. */
+  #refuse(digest: string, e: Entry): void {
+    if (this.#entries.has(digest)) {
+      this.#entries.set(digest, e); // a known token now refused: it stays refused while offline
+      return;
+    }
+    this.#refusals.delete(digest);
+    this.#refusals.set(digest, e);
+    if (this.#refusals.size > MAX_REFUSALS) {
+      this.#refusals.delete(this.#refusals.keys().next().value!);
+    }
+  }
+
+  /** Keeps an accepted token's verdict; past the bound, drops what the grace no longer covers, then the oldest. */
+  #accept(digest: string, e: Entry): void {
+    this.#refusals.delete(digest);
+    this.#entries.delete(digest);
+    this.#entries.set(digest, e);
+    if (this.#entries.size <= MAX_VERDICTS) return;
+    const now = this.#o.now();
+    for (const [d, held] of this.#entries) {
+      if (now - held.confirmedAt >= this.#o.offlineGraceMs) this.#entries.delete(d);
+    }
+    while (this.#entries.size > MAX_VERDICTS) {
+      this.#entries.delete(this.#entries.keys().next().value!);
+    }
+  }
+
   #lifetime(e: Entry): number {
     return e.ok ? this.#o.ttlMs : this.#o.refusalTtlMs;
   }
@@ -286,7 +355,7 @@ export class VerdictCache {
         (res.status === 401 ? "Unknown credential" : "Not allowed");
       const e: Entry = { ok: false, status: res.status, message, confirmedAt: now };
       const had = this.#entries.get(digest);
-      this.#entries.set(digest, e);
+      this.#refuse(digest, e);
       if (had?.ok) this.#scheduleSave(); // a known token is now refused: forget it on disk too
       return e;
     }
@@ -308,11 +377,11 @@ export class VerdictCache {
         message: "A relay accepts service tokens only (sign-in sessions go to the primary)",
         confirmedAt: now,
       };
-      this.#entries.set(digest, e);
+      this.#refuse(digest, e);
       return e;
     }
     const e: Entry = { ok: true, verdict, confirmedAt: now };
-    this.#entries.set(digest, e);
+    this.#accept(digest, e);
     this.#scheduleSave();
     return e;
   }

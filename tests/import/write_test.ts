@@ -42,24 +42,35 @@ Deno.test("a directory that is not empty is refused without force, and nothing c
 Deno.test("force replaces the directory and lists every file it held", async () => {
   const tmp = await Deno.makeTempDir();
   await Deno.mkdir(`${tmp}/out/flags`, { recursive: true });
-  await Deno.mkdir(`${tmp}/out/empty`);
+  await Deno.mkdir(`${tmp}/out/segments`);
   await Deno.writeTextFile(`${tmp}/out/flags/old.toml`, "old");
-  await Deno.writeTextFile(`${tmp}/out/README`, "");
+  await Deno.writeTextFile(`${tmp}/out/namespace.toml`, "");
   const r = await writeImportDir(`${tmp}/out`, FILES, { force: true });
-  assertEquals(r.replaced, ["README", "empty/", "flags/old.toml"]);
+  assertEquals(r.replaced, ["flags/old.toml", "namespace.toml", "segments/"]);
   assertEquals(await entries(`${tmp}/out/flags`), ["a.toml"]);
   assertEquals(await entries(tmp), ["out"], "the old directory is gone, no temporary one is left");
+  await Deno.remove(tmp, { recursive: true });
+});
+
+Deno.test("--force refuses a directory that is not a manifest's, and leaves it as it was", async () => {
+  const tmp = await Deno.makeTempDir();
+  await Deno.mkdir(`${tmp}/project/src`, { recursive: true });
+  await Deno.writeTextFile(`${tmp}/project/namespace.toml`, "");
+  await Deno.writeTextFile(`${tmp}/project/src/main.ts`, "precious");
+  const err = await assertRejects(() => writeImportDir(`${tmp}/project`, FILES, { force: true }));
+  assertStringIncludes((err as Error).message, "src/main.ts");
+  assertEquals(await Deno.readTextFile(`${tmp}/project/src/main.ts`), "precious");
   await Deno.remove(tmp, { recursive: true });
 });
 
 Deno.test("a write that fails leaves the old directory as it was and no temporary one", async () => {
   const tmp = await Deno.makeTempDir();
   await Deno.mkdir(`${tmp}/out`);
-  await Deno.writeTextFile(`${tmp}/out/keep.toml`, "keep");
+  await Deno.writeTextFile(`${tmp}/out/namespace.toml`, "keep");
   // flags/a.toml as a file, then a path under it: the second write fails
   const bad = new Map([["flags", "a file"], ["flags/b.toml", "y"]]);
   await assertRejects(() => writeImportDir(`${tmp}/out`, bad, { force: true }));
-  assertEquals(await entries(`${tmp}/out`), ["keep.toml"]);
+  assertEquals(await entries(`${tmp}/out`), ["namespace.toml"]);
   assertEquals(await entries(tmp), ["out"]);
   await assertRejects(() => writeImportDir(`${tmp}/new/deeper/out`, bad));
   assertEquals(await entries(tmp), ["out"], "no directory was made for a failed write");

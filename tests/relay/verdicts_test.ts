@@ -5,7 +5,12 @@
  * when it does not read back).
  */
 import { assert, assertEquals, assertRejects } from "../assert.ts";
-import { VerdictCache, type VerdictCacheOptions } from "../../lib/relay/verdicts.ts";
+import {
+  MAX_CHECKS_IN_FLIGHT,
+  MAX_REFUSALS,
+  VerdictCache,
+  type VerdictCacheOptions,
+} from "../../lib/relay/verdicts.ts";
 import { UpstreamUnavailableError } from "../../lib/relay/errors.ts";
 import { generateToken } from "../../lib/auth/token_format.ts";
 import { sha256Hex } from "../../lib/bytes.ts";
@@ -206,4 +211,41 @@ Deno.test("a corrupted verdicts file is refused on load, with a warning", async 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("made-up tokens cannot grow the cache without end, nor crowd out a known token", async () => {
+  const { w, cache } = world();
+  await cache.check(TOKEN); // a real client, known
+  w.answer = () =>
+    Promise.resolve(Response.json({ code: "unauthorized", message: "Unknown" }, { status: 401 }));
+  const junk = MAX_REFUSALS + 2_000;
+  for (let i = 0; i < junk; i++) {
+    await assertRejects(() => cache.check(generateToken("namespace-read")), UnauthorizedError);
+  }
+  assertEquals(cache.size, MAX_REFUSALS + 1, "the refusals are bounded; the known token stays");
+  // the upstream goes away: the known client is still served within the grace
+  w.answer = down;
+  w.now += 60_000;
+  assertEquals((await cache.check(TOKEN)).id, "tok_1");
+});
+
+Deno.test("at most a bounded number of token checks run against the upstream at once", async () => {
+  let running = 0;
+  let most = 0;
+  const { w, cache } = world();
+  w.answer = async () => {
+    running++;
+    most = Math.max(most, running);
+    await new Promise((r) => setTimeout(r, 5));
+    running--;
+    return Response.json(me());
+  };
+  await Promise.all(
+    Array.from(
+      { length: MAX_CHECKS_IN_FLIGHT * 3 },
+      () => cache.check(generateToken("namespace-read")),
+    ),
+  );
+  assertEquals(most, MAX_CHECKS_IN_FLIGHT);
+  assertEquals(w.calls, MAX_CHECKS_IN_FLIGHT * 3);
 });
