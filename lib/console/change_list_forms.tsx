@@ -16,7 +16,7 @@ import type { RolloutAsk } from "../services/change_apply.ts";
 import type { ChangesOverview } from "../services/change_lists.ts";
 import { MAX_REQUIRED_APPROVALS } from "../services/protection.ts";
 import { approvals } from "./change_status.tsx";
-import { Field, Options } from "./form_fields.tsx";
+import { SelectField, TextField } from "./form_fields.tsx";
 import type { PageOptions } from "./layout.tsx";
 import { ui } from "./urls.ts";
 import { CsrfField, ProblemNotice } from "./widgets.tsx";
@@ -30,6 +30,18 @@ export interface ListRefusal {
   status: NonNullable<PageOptions["status"]>;
   /** The posted fields, to fill the form in again. */
   values: ReadonlyMap<string, string>;
+}
+
+/** What a section of the page is drawn from. */
+export interface ListSectionProps {
+  tenant: string;
+  namespace: string;
+  /** The page's model. */
+  overview: ChangesOverview;
+  /** The CSRF token of its form. */
+  csrf: string;
+  /** A refused post of one of the page's forms, if any (a section shows only its own). */
+  refused: ListRefusal | undefined;
 }
 
 /** The prefix of a protection form's fields: `approvals.<environment>`. */
@@ -133,15 +145,7 @@ export function rolloutAskOf(form: ReadonlyMap<string, string>): RolloutAsk {
  * <ProtectionSection tenant="acme" namespace="web" overview={overview} csrf={csrf} refused={undefined} />
  * ```
  */
-export function ProtectionSection(
-  props: {
-    tenant: string;
-    namespace: string;
-    overview: ChangesOverview;
-    csrf: string;
-    refused: ListRefusal | undefined;
-  },
-) {
+export function ProtectionSection(props: ListSectionProps) {
   const { overview } = props;
   const protection = overview.protection;
   const refused = props.refused?.form === "protection" ? props.refused : undefined;
@@ -190,23 +194,17 @@ export function ProtectionSection(
               const chosen = refused?.values.get(`${APPROVALS_FIELD}${env}`) ??
                 String(protection[env]?.required_approvals ?? 0);
               return (
-                <Field id={id} label={`Approvals needed in ${env}`}>
-                  <select
-                    id={id}
-                    name={`${APPROVALS_FIELD}${env}`}
-                    aria-invalid={refused?.field === `environments.${env}.required_approvals`
-                      ? "true"
-                      : undefined}
-                  >
-                    <Options
-                      choices={Array.from(
-                        { length: MAX_REQUIRED_APPROVALS + 1 },
-                        (_, n) => [String(n), n === 0 ? "0: not protected" : String(n)] as const,
-                      )}
-                      selected={chosen}
-                    />
-                  </select>
-                </Field>
+                <SelectField
+                  id={id}
+                  name={`${APPROVALS_FIELD}${env}`}
+                  label={`Approvals needed in ${env}`}
+                  choices={Array.from(
+                    { length: MAX_REQUIRED_APPROVALS + 1 },
+                    (_, n) => [String(n), n === 0 ? "0: not protected" : String(n)] as const,
+                  )}
+                  selected={chosen}
+                  invalid={refused?.field === `environments.${env}.required_approvals`}
+                />
               );
             })}
             <div class="actions">
@@ -230,21 +228,22 @@ export function ProtectionSection(
  * <RolloutSection tenant="acme" namespace="web" overview={overview} csrf={csrf} refused={undefined} />
  * ```
  */
-export function RolloutSection(
-  props: {
-    tenant: string;
-    namespace: string;
-    overview: ChangesOverview;
-    csrf: string;
-    refused: ListRefusal | undefined;
-  },
-) {
+export function RolloutSection(props: ListSectionProps) {
   const { overview } = props;
   const refused = props.refused?.form === "rollout" ? props.refused : undefined;
   const value = (name: string, fallback = "") => refused?.values.get(name) ?? fallback;
-  const invalid = (field: string) => refused?.field === field ? "true" : undefined;
-  const described = (field: string) =>
-    refused?.field === field ? `rollout-error rollout-${field}-hint` : `rollout-${field}-hint`;
+  const control = (name: string) => ({
+    id: `rollout-${name}`,
+    name,
+    invalid: refused?.field === name,
+  });
+  const text = (name: string, fallback = "") => ({
+    ...control(name),
+    value: value(name, fallback),
+    describedby: refused?.field === name
+      ? `rollout-error rollout-${name}-hint`
+      : `rollout-${name}-hint`,
+  });
   return (
     <section class="card" aria-labelledby="rollout-heading">
       <h2 id="rollout-heading">Start a progressive rollout</h2>
@@ -264,76 +263,43 @@ export function RolloutSection(
           >
             <CsrfField token={props.csrf} />
             <ProblemNotice id="rollout-error" message={refused?.message} />
-            <Field id="rollout-flag" label="Flag">
-              <select id="rollout-flag" name="flag" aria-invalid={invalid("flag")}>
-                <Options choices={overview.flags} selected={value("flag")} />
-              </select>
-            </Field>
-            <Field id="rollout-environment" label="Environment">
-              <select id="rollout-environment" name="environment">
-                <Options choices={overview.environments} selected={value("environment")} />
-              </select>
-            </Field>
-            <Field
-              id="rollout-variation"
+            <SelectField
+              {...control("flag")}
+              label="Flag"
+              choices={overview.flags}
+              selected={value("flag")}
+            />
+            <SelectField
+              id="rollout-environment"
+              name="environment"
+              label="Environment"
+              choices={overview.environments}
+              selected={value("environment")}
+            />
+            <TextField
+              {...text("variation")}
               label="Variation rolled out (optional)"
               hint="The variation whose share grows; empty: the rollout's first variation."
-            >
-              <input
-                id="rollout-variation"
-                type="text"
-                name="variation"
-                value={value("variation")}
-                aria-invalid={invalid("variation")}
-                aria-describedby={described("variation")}
-              />
-            </Field>
-            <Field
-              id="rollout-steps"
+            />
+            <TextField
+              {...text("steps", "5,25,50,100")}
               label="Steps (percent)"
               hint="Increasing whole percentages, separated by commas, like 5,25,50,100."
-            >
-              <input
-                id="rollout-steps"
-                type="text"
-                name="steps"
-                required
-                value={value("steps", "5,25,50,100")}
-                aria-invalid={invalid("steps")}
-                aria-describedby={described("steps")}
-              />
-            </Field>
-            <Field
-              id="rollout-every"
+              required
+            />
+            <TextField
+              {...text("every", "1d")}
               label="Time between steps"
               hint="A whole number and a unit: m (minutes), h (hours), d (days) or w (weeks), like 1d."
-            >
-              <input
-                id="rollout-every"
-                type="text"
-                name="every"
-                required
-                value={value("every", "1d")}
-                aria-invalid={invalid("every")}
-                aria-describedby={described("every")}
-              />
-            </Field>
-            <Field
-              id="rollout-message"
+              required
+            />
+            <TextField
+              {...text("message")}
               label="Message"
               hint="Why roll out: the request and each version say it."
-            >
-              <input
-                id="rollout-message"
-                type="text"
-                name="message"
-                required
-                maxlength={MAX_MESSAGE_LENGTH}
-                value={value("message")}
-                aria-invalid={invalid("message")}
-                aria-describedby={described("message")}
-              />
-            </Field>
+              required
+              maxlength={MAX_MESSAGE_LENGTH}
+            />
             <div class="actions">
               <button type="submit">Propose rollout</button>
             </div>

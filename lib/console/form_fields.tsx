@@ -1,15 +1,16 @@
 /**
  * The pieces console forms are made of (Hono JSX): a labelled field with
- * its hint, a field of an inline form with its problem, a GET form of
- * inline fields (filters, comparisons) with its submit button, the options
- * of a select, and the required checkbox that confirms a destructive
- * action, with the reader of its answer. Every control gets a
+ * its hint (and the text and select fields made of it), a field of an
+ * inline form with its problem, a GET form of inline fields (filters,
+ * comparisons) with its submit button, the options of a select, and the
+ * required checkbox that confirms a destructive action, with the reader of
+ * its answer. Every control gets a
  * `<label for>`; problems and hints have ids derived from the control's,
  * for `aria-describedby`.
  *
  * @module
  */
-import type { Child } from "hono/jsx";
+import type { Child, JSX } from "hono/jsx";
 
 /**
  * A field of a form: its label above the control (the children), and a
@@ -164,6 +165,106 @@ export function Options(
         return <option value={value} selected={value === props.selected}>{label}</option>;
       })}
     </>
+  );
+}
+
+/**
+ * A one-line text field: a {@linkcode Field} around its
+ * `<input type="text">`, which keeps the value typed and, when `invalid`,
+ * is marked so; `describedby` names what describes it (its hint, its
+ * problem).
+ *
+ * @example
+ * ```tsx
+ * import { TextField } from "./form_fields.tsx";
+ * const html = String(await (
+ *   <TextField id="f-url" name="url" label="URL" hint="Where" value="x" required invalid
+ *     describedby="f-url-hint" autocomplete="off" />
+ * ));
+ * const wanted = ['<label for="f-url">URL</label>', 'type="text" name="url" required', 'value="x"',
+ *   'aria-invalid="true" aria-describedby="f-url-hint"', '<p id="f-url-hint"'];
+ * if (!wanted.every((part) => html.includes(part))) throw new Error(html);
+ * ```
+ */
+export function TextField(
+  props: {
+    id: string;
+    name: string;
+    label: Child;
+    hint?: Child;
+    value: string;
+    required?: boolean;
+    maxlength?: number;
+    inputmode?: JSX.IntrinsicElements["input"]["inputmode"];
+    spellcheck?: boolean;
+    autocomplete?: string;
+    /** Whether the value has a problem (`aria-invalid`). */
+    invalid?: boolean;
+    /** The ids of what describes the control (`aria-describedby`). */
+    describedby?: string;
+  },
+) {
+  return (
+    <Field id={props.id} label={props.label} hint={props.hint}>
+      <input
+        id={props.id}
+        type="text"
+        name={props.name}
+        required={props.required ?? false}
+        maxlength={props.maxlength}
+        value={props.value}
+        inputmode={props.inputmode}
+        spellcheck={props.spellcheck}
+        autocomplete={props.autocomplete}
+        aria-invalid={props.invalid ? "true" : undefined}
+        aria-describedby={props.describedby}
+      />
+    </Field>
+  );
+}
+
+/**
+ * A select field: a {@linkcode Field} around a `<select>` of
+ * {@linkcode Options}, the `selected` one marked; when `invalid`, the
+ * select is marked so; `describedby` names what describes it.
+ *
+ * @example
+ * ```tsx
+ * import { SelectField } from "./form_fields.tsx";
+ * const html = String(await (
+ *   <SelectField id="f-env" name="env" label="Environment" choices={["dev", "prod"]} selected="prod" invalid />
+ * ));
+ * if (!html.includes('<select id="f-env" name="env" aria-invalid="true"') ||
+ *   !html.includes('<option value="prod" selected>prod</option>')) {
+ *   throw new Error(html);
+ * }
+ * ```
+ */
+export function SelectField(
+  props: {
+    id: string;
+    name: string;
+    label: Child;
+    hint?: Child;
+    choices: readonly Choice[];
+    selected?: string | undefined;
+    /** Whether the choice has a problem (`aria-invalid`). */
+    invalid?: boolean;
+    /** The ids of what describes the control (`aria-describedby`). */
+    describedby?: string;
+  },
+) {
+  return (
+    <Field id={props.id} label={props.label} hint={props.hint}>
+      <select
+        id={props.id}
+        name={props.name}
+        aria-invalid={props.invalid ? "true" : undefined}
+        aria-describedby={props.describedby}
+      >
+        <Options choices={props.choices} selected={props.selected} />
+      </select>
+    </Field>
   );
 }
 

@@ -25,7 +25,7 @@ import {
   webhookWithDeliveries,
 } from "../services/webhooks.ts";
 import type { ConsoleEnv } from "./env.ts";
-import { ConfirmCheck, confirmed, Field, Options } from "./form_fields.tsx";
+import { ConfirmCheck, confirmed, SelectField, TextField } from "./form_fields.tsx";
 import { consolePage, type PageOptions, tenantCrumbs } from "./layout.tsx";
 import { CsrfField, DataTable, Fact, Facts, Notice, ProblemNotice, Time } from "./widgets.tsx";
 
@@ -510,34 +510,29 @@ export function CreateWebhookForm(
 ) {
   const f = props.form;
   const field = props.error?.details?.field;
-  const invalid = (name: string) => field === name ? "true" : undefined;
-  const described = (name: string) =>
-    [`webhook-${name}-hint`, ...(field === name ? ["webhook-error"] : [])].join(" ");
+  const control = (name: keyof WebhookForm) => ({
+    id: `webhook-${name}`,
+    name,
+    invalid: field === name,
+    describedby: [`webhook-${name}-hint`, ...(field === name ? ["webhook-error"] : [])].join(" "),
+  });
   return (
     <form method="post" action={webhookUrls.list(props.tenant)} id="create-webhook">
       <CsrfField token={props.csrf} />
       <ProblemNotice id="webhook-error" message={props.error?.message} />
-      <Field
-        id="webhook-url"
+      <TextField
+        {...control("url")}
         label="URL"
         hint="Where deliveries are posted: a public http(s) address (a Slack incoming-webhook URL with the Slack format)."
-      >
-        <input
-          type="text"
-          inputmode="url"
-          spellcheck={false}
-          id="webhook-url"
-          name="url"
-          value={f.url}
-          required
-          maxlength={2048}
-          autocomplete="off"
-          aria-invalid={invalid("url")}
-          aria-describedby={described("url")}
-        />
-      </Field>
-      <Field
-        id="webhook-events"
+        value={f.url}
+        required
+        maxlength={2048}
+        inputmode="url"
+        spellcheck={false}
+        autocomplete="off"
+      />
+      <TextField
+        {...control("events")}
         label="Events"
         hint={
           <>
@@ -546,20 +541,12 @@ export function CreateWebhookForm(
             <code>*</code> for every event.
           </>
         }
-      >
-        <input
-          type="text"
-          id="webhook-events"
-          name="events"
-          value={f.events}
-          required
-          autocomplete="off"
-          aria-invalid={invalid("events")}
-          aria-describedby={described("events")}
-        />
-      </Field>
-      <Field
-        id="webhook-namespaces"
+        value={f.events}
+        required
+        autocomplete="off"
+      />
+      <TextField
+        {...control("namespaces")}
         label="Namespaces (optional)"
         hint={
           <>
@@ -569,43 +556,24 @@ export function CreateWebhookForm(
               : `The tenant's namespaces: ${props.namespaces.join(", ")}.`}
           </>
         }
-      >
-        <input
-          type="text"
-          id="webhook-namespaces"
-          name="namespaces"
-          value={f.namespaces}
-          autocomplete="off"
-          aria-invalid={invalid("namespaces")}
-          aria-describedby={described("namespaces")}
-        />
-      </Field>
-      <Field
-        id="webhook-format"
+        value={f.namespaces}
+        autocomplete="off"
+      />
+      <SelectField
+        {...control("format")}
         label="Format"
         hint="standard: a signed JSON event (Standard Webhooks); slack: a one-line message for a Slack incoming webhook."
-      >
-        <select
-          id="webhook-format"
-          name="format"
-          aria-invalid={invalid("format")}
-          aria-describedby={described("format")}
-        >
-          <Options choices={WEBHOOK_FORMATS} selected={f.format} />
-        </select>
-      </Field>
-      <Field id="webhook-description" label="Description (optional)" hint="A note for admins.">
-        <input
-          type="text"
-          id="webhook-description"
-          name="description"
-          value={f.description}
-          maxlength={1024}
-          autocomplete="off"
-          aria-invalid={invalid("description")}
-          aria-describedby={described("description")}
-        />
-      </Field>
+        choices={WEBHOOK_FORMATS}
+        selected={f.format}
+      />
+      <TextField
+        {...control("description")}
+        label="Description (optional)"
+        hint="A note for admins."
+        value={f.description}
+        maxlength={1024}
+        autocomplete="off"
+      />
       <button type="submit">Create webhook</button>
     </form>
   );

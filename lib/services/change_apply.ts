@@ -70,7 +70,7 @@ import {
   type VersionMeta,
 } from "../store/versions.ts";
 import { withSpan } from "../telemetry/spans.ts";
-import { changeAudit, mustBeIn, openChangeRequest, stepOn } from "./changes.ts";
+import { changeAudit, mustBeIn, openChangeRequest, readableChange, stepOn } from "./changes.ts";
 import { checkAndCommit } from "./commits.ts";
 import { clockOf, type ServiceDeps } from "./deps.ts";
 import { ApprovalRequiredError, protectedImpact } from "./protection.ts";
@@ -191,8 +191,7 @@ export function applyChange(
   ctx: RequestContext,
 ): Promise<ApplyOutcome> {
   return withSpan("cfgtool.service.apply_change_request", refAttributes(ref), async () => {
-    await manifestTarget(deps, principal, ref, "change.read");
-    const { value: first } = await getChangeRequest(deps.kv, ref.tenant, ref.namespace, id);
+    const first = await readableChange(deps, principal, ref, id);
     await mustApply(deps, principal, ref, first);
     const when = at === undefined ? undefined : scheduleTime(at, clockOf(deps)());
     mustBeIn(first, ["approved", "failed", "scheduled"], "applied");
@@ -253,8 +252,7 @@ export function cancelSchedule(
   ctx: RequestContext,
 ): Promise<ChangeRequestRecord> {
   return withSpan("cfgtool.service.cancel_change_schedule", refAttributes(ref), async () => {
-    await manifestTarget(deps, principal, ref, "change.read");
-    const { value: first } = await getChangeRequest(deps.kv, ref.tenant, ref.namespace, id);
+    const first = await readableChange(deps, principal, ref, id);
     const author = principalId(principal) === first.author_id;
     await manifestTarget(deps, principal, ref, author ? "change.propose" : "change.apply");
     return await stepOn(deps, ref, id, (r, now) => {

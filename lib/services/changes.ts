@@ -526,8 +526,7 @@ export function withdrawChange(
   ctx: RequestContext,
 ): Promise<ChangeRequestRecord> {
   return withSpan("cfgtool.service.withdraw_change_request", refAttributes(ref), async () => {
-    await manifestTarget(deps, principal, ref, "change.read");
-    const { value: first } = await getChangeRequest(deps.kv, ref.tenant, ref.namespace, id);
+    const first = await readableChange(deps, principal, ref, id);
     mustBeAuthor(principal, first, "withdraw");
     return await stepOn(deps, ref, id, (r, now) => {
       mustBeIn(r, LIVE, "withdrawn");
@@ -686,8 +685,7 @@ export function changeDetails(
   id: string,
 ): Promise<ChangeDetails> {
   return withSpan("cfgtool.service.change_request", refAttributes(ref), async () => {
-    await manifestTarget(deps, principal, ref, "change.read");
-    const { value: request } = await getChangeRequest(deps.kv, ref.tenant, ref.namespace, id);
+    const request = await readableChange(deps, principal, ref, id);
     const [comments, proposed, based, changes] = await Promise.all([
       listChangeComments(deps.kv, ref.tenant, ref.namespace, id),
       filesOfPaths(deps, request.tree, request.changed_paths),
@@ -840,6 +838,32 @@ async function behind(deps: ServiceDeps, id: string): Promise<Set<string>> {
     out.add(current);
   }
   return out;
+}
+
+/**
+ * A request as one who may read the namespace's requests sees it
+ * (`change.read`; 404 when there is no such request), before the step they
+ * ask for checks what it needs.
+ *
+ * @param deps store
+ * @param principal the caller
+ * @param ref the namespace
+ * @param id the request
+ * @returns the request as stored now
+ *
+ * @example
+ * ```ts ignore
+ * const request = await readableChange(deps, reader, ref, id);
+ * ```
+ */
+export async function readableChange(
+  deps: ServiceDeps,
+  principal: Principal,
+  ref: NamespaceRef,
+  id: string,
+): Promise<ChangeRequestRecord> {
+  await manifestTarget(deps, principal, ref, "change.read");
+  return (await getChangeRequest(deps.kv, ref.tenant, ref.namespace, id)).value;
 }
 
 function mustBeAuthor(principal: Principal, r: ChangeRequestRecord, what: string): void {
