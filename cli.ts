@@ -9,6 +9,7 @@
 import { runCommandLine } from "./lib/cli/dispatch.ts";
 import { parseResolveArgs } from "./lib/cli/resolve_args.ts";
 import { deferPatternEngine } from "./lib/flags/compile_defer.ts";
+import { deferFullToml } from "./lib/workspace/toml_defer.ts";
 
 /**
  * Runs `cfgtool` with the given arguments and returns the exit status.
@@ -35,7 +36,12 @@ export async function runCli(args: string[]): Promise<number> {
 
 if (import.meta.main) {
   // `resolve` loads the `matches` engine only when the workspace has a `matches`
-  // predicate (lib/workspace/files.ts); other commands load it with the engine.
-  if (parseResolveArgs(Deno.args) !== undefined) deferPatternEngine();
+  // predicate (lib/workspace/files.ts), and smol-toml only when a file is not
+  // plain TOML (lib/workspace/open.ts); other commands load both with the code
+  // that uses them.
+  if (parseResolveArgs(Deno.args) !== undefined) {
+    deferPatternEngine();
+    deferFullToml();
+  }
   Deno.exit(await runCli(Deno.args));
 }

@@ -22,7 +22,9 @@
  * temp dir. Each case sends the same request (one realistic context) with
  * wrk's static mode (bench/wrk/request.lua); every response status is
  * checked after the run. Only 127.0.0.1 is contacted; each wrk run is
- * killed if it outlives its duration by 30 s. Prints a markdown table:
+ * killed if it outlives its duration by 30 s. Each run also reads the server
+ * process's CPU time (Linux `/proc`), so a request's cost shows apart from
+ * wrk's share of the same cores. Prints a markdown table:
  * requests/s, p50, p99 (median over the rounds) and the share of the
  * hello-world figure.
  *
@@ -59,9 +61,23 @@ interface Case {
   body: string | null;
   headers: string[];
   expect: number;
+  /** The server process, whose CPU time each run reads (Linux `/proc`). */
+  pid: number;
 }
 
-type Result = WrkReport;
+/** wrk's figures, and the server's CPU time per request (µs; NaN where `/proc` is missing). */
+type Result = WrkReport & { cpuUs: number };
+
+/** A process's user + system CPU time so far, seconds (NaN without `/proc`). */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime: clock ticks of 1/100 s
+  } catch {
+    return NaN;
+  }
+}
 
 function parseArgs(args: string[]): Options {
   const o: Options = {
@@ -87,7 +103,7 @@ function parseArgs(args: string[]): Options {
   return o;
 }
 
-async function runWrk(c: Case, o: Options, duration: number, tmp: string): Promise<Result> {
+async function runWrk(c: Case, o: Options, duration: number, tmp: string): Promise<WrkReport> {
   let bodyFile = "-";
   if (c.body !== null) {
     bodyFile = `${tmp}/${c.id}.json`;
@@ -159,6 +175,7 @@ async function startCfgtool(
     "1000000000",
   ], /listening on (http:\/\/\S+)/);
   children.push(server.child);
+  const pid = server.child.pid;
   const base = server.url;
 
   await api(base, admin, "POST", "/api/v1/tenants", { slug: "bench" });
@@ -212,6 +229,7 @@ async function startCfgtool(
       body: null,
       headers: [],
       expect: 200,
+      pid,
     },
     {
       id: `${tag}evaluate`,
@@ -221,6 +239,7 @@ async function startCfgtool(
       body: JSON.stringify({ flag: FLAG_KEYS[0], context }),
       headers: [`Authorization: Bearer ${read}`, json],
       expect: 200,
+      pid,
     },
     {
       id: `${tag}evaluate-client`,
@@ -230,6 +249,7 @@ async function startCfgtool(
       body: JSON.stringify({ flag: FLAG_KEYS[0], context }),
       headers: [`Authorization: Bearer ${client}`, json, "Origin: https://app.example"],
       expect: 200,
+      pid,
     },
     {
       id: `${tag}evaluate-all`,
@@ -239,6 +259,7 @@ async function startCfgtool(
       body: JSON.stringify({ context }),
       headers: [`Authorization: Bearer ${read}`, json],
       expect: 200,
+      pid,
     },
     {
       id: `${tag}ofrep-bulk`,
@@ -248,6 +269,7 @@ async function startCfgtool(
       body: JSON.stringify({ context }),
       headers: [`Authorization: Bearer ${client}`, json],
       expect: 200,
+      pid,
     },
     {
       id: `${tag}ofrep-bulk-304`,
@@ -257,6 +279,7 @@ async function startCfgtool(
       body: JSON.stringify({ context }),
       headers: [`Authorization: Bearer ${client}`, json, `If-None-Match: ${etag}`],
       expect: 304,
+      pid,
     },
   ];
 }
@@ -291,6 +314,7 @@ async function main(): Promise<number> {
         body: null,
         headers: [],
         expect: 200,
+        pid: hello.child.pid,
       },
     ];
     cases.push(...await startCfgtool(ROOT, tmp, "", children));
@@ -316,25 +340,33 @@ async function main(): Promise<number> {
     const runs = new Map<string, Result[]>();
     for (let r = 0; r < o.repeat; r++) {
       for (const c of cases) {
-        const res = await runWrk(c, o, o.duration, tmp);
+        const cpuBefore = cpuSeconds(c.pid);
+        const res: Result = { ...await runWrk(c, o, o.duration, tmp), cpuUs: NaN };
+        res.cpuUs = (cpuSeconds(c.pid) - cpuBefore) * 1e6 / (res.rps * o.duration);
         // wrk counts 304 as "Non-2xx or 3xx"; only a 304 case may have them
         if ((res.non2xx > 0 && c.expect === 200) || res.socketErrors !== null) {
           throw new Error(
             `${c.id}: ${res.non2xx} unexpected statuses, socket errors ${res.socketErrors}`,
           );
         }
-        console.error(`${c.id}: ${Math.round(res.rps)} req/s, p99 ${res.p99.toFixed(2)} ms`);
+        console.error(
+          `${c.id}: ${Math.round(res.rps)} req/s, p99 ${res.p99.toFixed(2)} ms, ` +
+            `server CPU ${res.cpuUs.toFixed(1)} µs/request`,
+        );
         runs.set(c.id, [...(runs.get(c.id) ?? []), res]);
       }
     }
     const helloRps = median(runs.get("hello")!.map((x) => x.rps));
+    const helloCpu = median(runs.get("hello")!.map((x) => x.cpuUs));
     const before = o.baseline !== null;
     console.log(
-      `| request | requests/s | p50 | p99 | share of hello-world |${
-        before ? " before: requests/s | before: p99 | before: share |" : ""
+      `| request | requests/s | p50 | p99 | share of hello-world | server CPU per request | CPU share |${
+        before ? " before: requests/s | before: p99 | before: share | before: CPU share |" : ""
       }`,
     );
-    console.log(`| --- | --- | --- | --- | --- |${before ? " --- | --- | --- |" : ""}`);
+    console.log(
+      `| --- | --- | --- | --- | --- | --- | --- |${before ? " --- | --- | --- | --- |" : ""}`,
+    );
     const cell = (id: string) => {
       const rs = runs.get(id);
       if (rs === undefined) return null;
@@ -344,6 +376,9 @@ async function main(): Promise<number> {
         p50: `${median(rs.map((x) => x.p50)).toFixed(2)} ms`,
         p99: `${median(rs.map((x) => x.p99)).toFixed(2)} ms`,
         share: `${Math.round((100 * rps) / helloRps)} %`,
+        cpu: `${median(rs.map((x) => x.cpuUs)).toFixed(1)} µs`,
+        // hello-world's server CPU per request ÷ this one's: the share without wrk's part
+        cpuShare: `${Math.round((100 * helloCpu) / median(rs.map((x) => x.cpuUs)))} %`,
       };
     };
     for (const c of cases) {
@@ -351,8 +386,13 @@ async function main(): Promise<number> {
       const now = cell(c.id)!;
       const then = cell(`before:${c.id}`);
       console.log(
-        `| ${c.label} | ${now.rps} | ${now.p50} | ${now.p99} | ${now.share} |` +
-          (before ? (then ? ` ${then.rps} | ${then.p99} | ${then.share} |` : " | | |") : ""),
+        `| ${c.label} | ${now.rps} | ${now.p50} | ${now.p99} | ${now.share} | ${now.cpu} | ` +
+          `${now.cpuShare} |` +
+          (before
+            ? (then
+              ? ` ${then.rps} | ${then.p99} | ${then.share} | ${then.cpuShare} |`
+              : " | | | |")
+            : ""),
       );
     }
     return 0;

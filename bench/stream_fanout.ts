@@ -6,6 +6,7 @@
  * ```sh
  * deno run -A bench/stream_fanout.ts [--n 10000] [--clients 4] [--pushes 5]
  *   [--modes bare,cfgtool] [--slice 0]
+ * STREAM_BENCH_CPU_PROF=<dir> deno run -A bench/stream_fanout.ts …  # a V8 CPU profile per server
  * ```
  *
  * Each mode gets its own server process (bench/stream_server.ts) and N idle
@@ -32,6 +33,10 @@
  *   repository (its lib/ and bench/stream_server.ts), to set a change
  *   against the code before it in one run: `--modes bare,cfgtool@../before,cfgtool`.
  *
+ * Printed per mode once its subscribers are open: how long that took
+ * (from the first connection until every subscriber holds its first
+ * event) and the CPU time the server process used meanwhile, all its
+ * threads (less sensitive to other work on the machine than the time).
  * Printed per push: first, p50, p99 and the last subscriber, the server's
  * fan-out time; then the median of each over the pushes. The clients and
  * the servers share the machine's cores, so client-side reading is part of
@@ -91,14 +96,17 @@ async function setUp(mode: string): Promise<Setup> {
     : null;
   const server = inst?.server ?? await startBenchServer(mode);
   const path = inst ? "/api/v1/events?ns=acme/web:*" : "/events";
+  const cpu0 = await server.cpuMs();
   const t0 = performance.now();
   const clients = await openClients(server.port, N, CLIENTS, path, inst?.admin);
+  const storm = performance.now() - t0;
+  const cpu = await server.cpuMs() - cpu0;
   console.log(
     `${mode}: ${clients.ready} of ${N} subscribers ready in ${
-      ((performance.now() - t0) / 1000).toFixed(1)
-    } s over ${CLIENTS} client processes${
-      clients.failed ? ` (${clients.failed} failed: ${clients.errors[0]})` : ""
-    }`,
+      (storm / 1000).toFixed(1)
+    } s over ${CLIENTS} client processes, server CPU ${
+      Number.isNaN(cpu) ? "n/a" : `${(cpu / 1000).toFixed(2)} s`
+    }${clients.failed ? ` (${clients.failed} failed: ${clients.errors[0]})` : ""}`,
   );
   return {
     mode,

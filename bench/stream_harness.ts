@@ -141,6 +141,8 @@ export interface BenchServer {
    * with a turn of the event loop between, 0: all at once); returns how many.
    */
   push(version: number, slice?: number): Promise<number>;
+  /** CPU time the server process has used so far (all its threads), ms; NaN when it does not say. */
+  cpuMs(): Promise<number>;
 }
 
 /**
@@ -170,8 +172,13 @@ export async function startBenchServer(
   onStderr?: (line: string) => void,
 ): Promise<BenchServer> {
   const { kind, server } = parseMode(mode);
+  // STREAM_BENCH_CPU_PROF=<dir>: each server writes a V8 CPU profile there when it quits
+  const profDir = Deno.env.get("STREAM_BENCH_CPU_PROF");
+  const prof = profDir
+    ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${kind}.cpuprofile`]
+    : [];
   const proc = new LineProcess(
-    ["run", "-A", "--unstable-kv", "--v8-flags=--expose-gc", server, kind, ...args],
+    ["run", "-A", "--unstable-kv", "--v8-flags=--expose-gc", ...prof, server, kind, ...args],
     onStderr,
   );
   const { port } = await proc.next("port", 60_000);
@@ -185,6 +192,15 @@ export async function startBenchServer(
     push: async (version, slice = 0) => {
       await proc.send(`push ${version} ${slice}`);
       return (await proc.next("pushed")).pushed;
+    },
+    cpuMs: async () => {
+      await proc.send("cpu");
+      try {
+        const { cpu } = await proc.next("cpu", 5000);
+        return (cpu.user + cpu.system) / 1000;
+      } catch {
+        return NaN; // a server of an older checkout does not answer `cpu`
+      }
     },
   };
 }

@@ -28,13 +28,15 @@
  * only) writes one 1.3 KB `version` frame to every open stream and answers
  * `{"pushed":<streams>}` (`push <version> <slice>` writes `slice` streams
  * at a time with a turn of the event loop between slices, as the hub's
- * fan-out does); `snapshot <file>` writes a V8 heap snapshot
+ * fan-out does); `cpu` answers `{"cpu":{user,system}}`, the CPU time the
+ * process has used so far (all its threads, µs); `snapshot <file>` writes a V8 heap snapshot
  * there (for a closer look at what a subscriber holds); `quit` exits. Only
  * 127.0.0.1 is bound.
  *
  * @module
  */
 import { writeHeapSnapshot } from "node:v8";
+import { cpuUsage } from "node:process";
 import { serve } from "../lib/server/serve.ts";
 import { serveBounded } from "../lib/net/bounded_server.ts";
 import { createLogger } from "../lib/log.ts";
@@ -62,6 +64,9 @@ async function answerCommands(
         console.log(JSON.stringify({ probe: { ...await probe(), open: open() } }));
       } else if (cmd === "push") {
         console.log(JSON.stringify({ pushed: push(Number(arg), Number(slice ?? 0)) }));
+      } else if (cmd === "cpu") {
+        const { user, system } = cpuUsage();
+        console.log(JSON.stringify({ cpu: { user, system } }));
       } else if (cmd === "snapshot") {
         console.log(JSON.stringify({ snapshot: writeHeapSnapshot(arg) }));
       } else if (cmd === "quit") return stop();

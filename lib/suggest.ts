@@ -1,13 +1,16 @@
 /**
  * "Did you mean …?" for names a user mistyped: the one known name nearest to
- * an unknown one by edit distance (Levenshtein, from `fastest-levenshtein`),
- * when it is near enough to be a plausible typo. Every unknown-name message
+ * an unknown one by edit distance (Levenshtein, over UTF-16 code units, as
+ * `fastest-levenshtein` counts; tests/suggest_test.ts checks the two agree),
+ * when it is near enough to be a plausible typo. It imports no package: a
+ * workspace command that finds no mistake never needs it, and any npm
+ * package on a cold `cfgtool resolve`'s module graph costs about 2.5 ms of
+ * CPU (docs/performance.md). Every unknown-name message
  * (segments, qualifiers, catalogs, entries, variables, flags) uses this
  * module, so they all suggest alike.
  *
  * @module
  */
-import { distance } from "fastest-levenshtein";
 
 /** Longest name a suggestion is looked for (keys and slugs have at most 63 characters). */
 export const MAX_SUGGESTED_LENGTH = 128;
@@ -70,7 +73,7 @@ export function closestName(name: string, known: Iterable<string>): string | und
     if (candidate === name) continue;
     // The distance is at least the difference of the lengths.
     if (Math.abs(candidate.length - name.length) > limit) continue;
-    const d = distance(lower, candidate.toLowerCase());
+    const d = editDistance(lower, candidate.toLowerCase());
     if (d > limit || d >= Math.min(name.length, candidate.length)) continue;
     if (d < bestDistance || (d === bestDistance && best !== undefined && candidate < best)) {
       best = candidate;
@@ -99,4 +102,35 @@ export function closestName(name: string, known: Iterable<string>): string | und
 export function didYouMean(name: string, known: Iterable<string>): string {
   const s = closestName(name, known);
   return s === undefined ? "" : `; did you mean ${JSON.stringify(s)}?`;
+}
+
+/**
+ * The Levenshtein distance of two strings: the fewest one-character
+ * insertions, deletions and substitutions that turn one into the other,
+ * counting UTF-16 code units. Quadratic, for names of at most
+ * {@linkcode MAX_SUGGESTED_LENGTH} characters.
+ *
+ * @param a one string
+ * @param b the other
+ * @returns the distance
+ *
+ * @example
+ * ```ts
+ * import { editDistance } from "./suggest.ts";
+ * if (editDistance("kitten", "sitting") !== 3) throw new Error();
+ * if (editDistance("", "abc") !== 3) throw new Error();
+ * ```
+ */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    const ca = a.charCodeAt(i - 1);
+    for (let j = 1; j <= b.length; j++) {
+      const substitute = prev[j - 1]! + (ca === b.charCodeAt(j - 1) ? 0 : 1);
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, substitute);
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
 }

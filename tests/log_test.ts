@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "./assert.ts";
-import { createLogger, redactSecrets } from "../lib/log.ts";
+import { bufferedWriter, createLogger, redactSecrets } from "../lib/log.ts";
 import { generateToken } from "../lib/auth/token_format.ts";
 
 Deno.test("redactSecrets removes service and session tokens anywhere, plain or percent-encoded", () => {
@@ -43,4 +43,45 @@ Deno.test("redactSecrets removes a token glued to other text: after a letter, di
     assert(out.includes("svc_admin_[redacted]"), out);
   }
   assertEquals(redactSecrets("classes_abcdefgh"), "classes_abcdefgh", "ordinary words stay");
+});
+
+Deno.test("createLogger writes time, level and msg first, then the fields in their order", () => {
+  const lines: string[] = [];
+  const log = createLogger("debug", (l) => lines.push(l));
+  const cases: (Record<string, unknown> | undefined)[] = [
+    undefined,
+    {},
+    { request_id: "r1", status: 200, ms: 1.5, skipped: undefined, nested: { a: [1, "x"] } },
+    { msg: "overridden in place", extra: true },
+    { path: '/a"b\\c\u2028', level: "error" },
+  ];
+  for (const fields of cases) {
+    lines.length = 0;
+    log("warn", 'said "this"', fields);
+    const record = JSON.parse(lines[0]!);
+    assertEquals(typeof record.time, "string");
+    const expected = JSON.stringify({
+      time: record.time,
+      level: "warn",
+      msg: 'said "this"',
+      ...fields,
+    });
+    assertEquals(lines[0], expected);
+  }
+});
+
+Deno.test("bufferedWriter writes every line once, in order, whatever its size", () => {
+  const batches: string[] = [];
+  const w = bufferedWriter({
+    maxLines: 50,
+    sink: (b) => batches.push(new TextDecoder().decode(b)),
+  });
+  const lines: string[] = [];
+  for (let i = 0; i < 400; i++) lines.push(`${i} ${"é😀x".repeat(i % 7)}`);
+  lines.splice(123, 0, "big ".repeat(60_000)); // larger than the writer's buffer: written alone
+  lines.splice(300, 0, "ü".repeat(70_000)); // fits only after a flush
+  for (const l of lines) w.write(l);
+  w.flush();
+  assertEquals(batches.join(""), lines.map((l) => `${l}\n`).join(""));
+  assert(batches.length >= 400 / 50, "flushed every 50 lines");
 });

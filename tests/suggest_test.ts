@@ -1,5 +1,7 @@
+import fc from "fast-check";
+import { distance } from "fastest-levenshtein";
 import { assertEquals } from "./assert.ts";
-import { closestName, didYouMean } from "../lib/suggest.ts";
+import { closestName, didYouMean, editDistance } from "../lib/suggest.ts";
 
 Deno.test("closestName suggests a name one edit away", () => {
   assertEquals(closestName("eu-customer", ["beta-testers", "eu-customers"]), "eu-customers");
@@ -44,4 +46,14 @@ Deno.test("closestName() looks for no suggestion for a name longer than any key"
   const long = "eu-customers" + "x".repeat(240_000);
   assertEquals(closestName(long, ["eu-customers"]), undefined);
   assertEquals(closestName("eu-customerz", ["eu-customers"]), "eu-customers");
+});
+
+Deno.test("editDistance counts as fastest-levenshtein does", () => {
+  const text = fc.string({
+    unit: fc.constantFrom("a", "b", "A", "é", "😀", "-", "_"),
+    maxLength: 12,
+  });
+  fc.assert(fc.property(text, text, (a, b) => editDistance(a, b) === distance(a, b)), {
+    numRuns: 2000,
+  });
 });

@@ -3,10 +3,14 @@
  * allow or a typed refusal: 403 `ForbiddenError` (`forbidden`), including
  * a `{tenant}` (or namespace) in the path that differs from a token's
  * binding. Human roles are read from the current tenant-admin and
- * namespace-admin lists on every call, so removing an admin takes effect
- * at once. A person signed in to a tenant (admitted by its login policy)
- * reads it; membership of one of the policy's `admin_groups` makes them a
- * tenant admin, also decided per request from the current policy.
+ * namespace-admin lists, so removing an admin takes effect at once. A
+ * person signed in to a tenant (admitted by its login policy) reads it;
+ * membership of one of the policy's `admin_groups` makes them a tenant
+ * admin, also decided from the current policy. With the server's
+ * credential cache (the `memo` option), a person's level is remembered
+ * per process while the credential epoch stands (lib/auth/level_memo.ts):
+ * every write that can change a level bumps it, so the writing process
+ * decides from the store again at once and others within one epoch poll.
  *
  * Summary (docs/api.md, "Who may do what"):
  *
@@ -46,6 +50,8 @@ import { ForbiddenError } from "../errors.ts";
 import { isNamespaceAdmin, namespacesAdministeredBy } from "../store/namespaces.ts";
 import { isTenantAdmin } from "../store/tenants.ts";
 import { admittedTo } from "./admission.ts";
+import type { CredentialCache } from "./credential_cache.ts";
+import { levelMemoOf } from "./level_memo.ts";
 import type { TokenRecord, TokenType } from "../store/tokens.ts";
 import type { Principal, SessionPrincipal } from "./principal.ts";
 import { assertPublicEvaluate } from "./public_gate.ts";
@@ -166,6 +172,7 @@ async function userLevel(
   kv: Deno.Kv,
   p: SessionPrincipal,
   target: Target,
+  memo: CredentialCache | undefined,
 ): Promise<Level> {
   const tenant = target.tenant;
   if (tenant === undefined) return "none";
@@ -174,27 +181,44 @@ async function userLevel(
   // did not vouch for this person). Host-made sessions have no tenants and
   // carry the user's admin roles everywhere.
   if (p.tenants.length > 0 && !p.tenants.includes(tenant)) return "none";
+  if (memo === undefined) return await storedUserLevel(kv, p, tenant, target.namespace);
+  return await levelMemoOf(memo).level(
+    p,
+    tenant,
+    target.namespace,
+    () => storedUserLevel(kv, p, tenant, target.namespace),
+  );
+}
+
+/** A person's level on a tenant (and namespace), read from the store. */
+async function storedUserLevel(
+  kv: Deno.Kv,
+  p: SessionPrincipal,
+  tenant: string,
+  namespace: string | undefined,
+): Promise<Level> {
   const userId = p.user_id;
   const admitted = await admittedTo(kv, p, tenant);
   if (admitted === "stale") return "none";
   if (await isTenantAdmin(kv, tenant, userId)) return "tenant-human";
   if (admitted === "admin") return "tenant-human";
   const floor: Level = admitted === "member" ? "member" : "none";
-  if (target.namespace === undefined) {
+  if (namespace === undefined) {
     if (floor === "member") return floor;
     const some = await namespacesAdministeredBy(kv, userId, tenant);
     return some.length > 0 ? "read" : "none";
   }
-  return await isNamespaceAdmin(kv, tenant, target.namespace, userId) ? "ns-admin" : floor;
+  return await isNamespaceAdmin(kv, tenant, namespace, userId) ? "ns-admin" : floor;
 }
 
 async function levelOf(
   kv: Deno.Kv,
   p: Principal,
   target: Target,
+  memo?: CredentialCache,
 ): Promise<Level> {
   if (p.kind === "token") return tokenLevel(p.token, target);
-  return p.superadmin === true ? "super" : await userLevel(kv, p, target);
+  return p.superadmin === true ? "super" : await userLevel(kv, p, target, memo);
 }
 
 const NS_READERS: readonly Level[] = [
@@ -265,7 +289,16 @@ export interface AuthorizeOptions {
    * every push); default: the KV.
    */
   headOf?: (tenant: string, namespace: string) => Promise<Head | null>;
+  /**
+   * The server's credential cache: a person's level is remembered under
+   * its epoch and staleness rule (lib/auth/level_memo.ts), so a repeated
+   * check reads nothing; default: read from the store on every call.
+   */
+  memo?: CredentialCache | undefined;
 }
+
+/** Options of {@linkcode can}, {@linkcode authorizeIssue} and {@linkcode authorizeTokenAction}. */
+export type MemoOptions = Pick<AuthorizeOptions, "memo">;
 
 /**
  * Allows an action or throws 403 `forbidden`. For `namespace-client`
@@ -277,7 +310,7 @@ export interface AuthorizeOptions {
  * @param p the principal
  * @param action the action
  * @param target the path's tenant, namespace and environment
- * @param options where the public gate reads the head
+ * @param options where the public gate reads the head; the memo of levels
  * @returns nothing
  *
  * @example
@@ -299,7 +332,7 @@ export async function authorize(
   target: Target = {},
   options: AuthorizeOptions = {},
 ): Promise<void> {
-  const level = await levelOf(kv, p, target);
+  const level = await levelOf(kv, p, target, options.memo);
   if (level === "super") return;
   if (action === "tenant.create" || action === "tenant.delete") {
     throw refuse(`Only a superadmin can ${PHRASES[action]}`);
@@ -347,6 +380,7 @@ export async function authorize(
  * @param p the principal
  * @param action the action
  * @param target the target
+ * @param options the memo of levels (see {@linkcode authorize})
  * @returns whether the action is allowed
  *
  * @example
@@ -363,9 +397,10 @@ export async function can(
   p: Principal,
   action: Action,
   target: Target = {},
+  options: MemoOptions = {},
 ): Promise<boolean> {
   try {
-    await authorize(kv, p, action, target);
+    await authorize(kv, p, action, target, options);
     return true;
   } catch (err) {
     if (err instanceof ForbiddenError) return false;
@@ -397,6 +432,7 @@ export interface IssueBinding {
  * @param kv the store
  * @param p the principal
  * @param b the type and binding to issue
+ * @param options the memo of levels (see {@linkcode authorize})
  * @returns nothing
  *
  * @example
@@ -416,6 +452,7 @@ export async function authorizeIssue(
   kv: Deno.Kv,
   p: Principal,
   b: IssueBinding,
+  options: MemoOptions = {},
 ): Promise<void> {
   if (p.kind === "token") {
     if (p.token.type === "superadmin") return;
@@ -431,7 +468,7 @@ export async function authorizeIssue(
   }
   const target: Target = { tenant: b.tenant_slug };
   if (b.namespace_slug !== null) target.namespace = b.namespace_slug;
-  const level = await levelOf(kv, p, target);
+  const level = await levelOf(kv, p, target, options.memo);
   if (level === "super") return; // an operator's console session
   if (b.type === "tenant-admin") {
     if (level === "tenant-token") {
@@ -461,6 +498,7 @@ export async function authorizeIssue(
  * @param p the principal
  * @param action `token.read`, `token.rotate` or `token.revoke`
  * @param token the token acted on
+ * @param options the memo of levels (see {@linkcode authorize})
  * @returns nothing
  *
  * @example
@@ -487,6 +525,7 @@ export async function authorizeTokenAction(
   p: Principal,
   action: TokenAction,
   token: TokenRecord,
+  options: MemoOptions = {},
 ): Promise<void> {
   const self = p.kind === "token" && p.token.id === token.id;
   if (self && p.token.type === "namespace-client") {
@@ -506,7 +545,7 @@ export async function authorizeTokenAction(
     }
   }
   if (action === "token.rotate") {
-    await authorizeIssue(kv, p, token);
+    await authorizeIssue(kv, p, token, options);
     return;
   }
   if (token.tenant_slug === null) {
@@ -516,7 +555,7 @@ export async function authorizeTokenAction(
   if (p.kind === "session" && token.namespace_slug !== null) {
     target.namespace = token.namespace_slug;
   }
-  const level = await levelOf(kv, p, target);
+  const level = await levelOf(kv, p, target, options.memo);
   if (!["ns-admin", "tenant-token", "tenant-human", "super"].includes(level)) {
     throw refuse(`Not allowed to ${action.slice(6)} token ${token.id}`);
   }

@@ -9,9 +9,13 @@
  * credential or an unreachable server is followed by what to check
  * (lib/cli/error_hints.ts).
  *
+ * It does not import commander: cli.ts names this module in a string-literal
+ * `import()`, so Deno reads it (and would resolve commander) before running
+ * any command line, a plain `resolve` included. Commander's errors are
+ * recognised by their shape instead ({@linkcode isCommanderError}).
+ *
  * @module
  */
-import { CommanderError } from "commander-core";
 import { CfgtoolError, formatProblem, ProblemsError, UsageError } from "../errors.ts";
 import { hintsFor } from "./error_hints.ts";
 
@@ -43,7 +47,7 @@ const OWN_STATUS: ReadonlyMap<string, number> = new Map([["store_layout_newer", 
  * ```
  */
 export function exitCodeFor(err: unknown, write: (line: string) => void = printErr): number {
-  if (err instanceof CommanderError) {
+  if (isCommanderError(err)) {
     // commander already printed its message; help and version exit 0
     return err.exitCode === 0 ? 0 : 2;
   }
@@ -65,6 +69,29 @@ export function exitCodeFor(err: unknown, write: (line: string) => void = printE
   write(`error: ${message}`);
   if (Deno.env.get("CFGTOOL_DEBUG") === "1" && err instanceof Error && err.stack) write(err.stack);
   return 1;
+}
+
+/**
+ * Whether `err` is commander's `CommanderError` (or a subclass): an `Error`
+ * with a numeric `exitCode` and a `code` in commander's `commander.*`
+ * namespace, which no cfgtool error code uses (they are snake_case words).
+ *
+ * @param err what was thrown
+ * @returns true for an error commander threw
+ *
+ * @example
+ * ```ts
+ * import { isCommanderError } from "./exit.ts";
+ * import { CommanderError } from "commander-core";
+ * import { UsageError } from "../errors.ts";
+ * if (!isCommanderError(new CommanderError(1, "commander.unknownOption", "x"))) throw new Error();
+ * if (isCommanderError(new UsageError("bad"))) throw new Error();
+ * ```
+ */
+export function isCommanderError(err: unknown): err is Error & { exitCode: number; code: string } {
+  if (!(err instanceof Error)) return false;
+  const { exitCode, code } = err as { exitCode?: unknown; code?: unknown };
+  return typeof exitCode === "number" && typeof code === "string" && code.startsWith("commander.");
 }
 
 function printErr(line: string): void {

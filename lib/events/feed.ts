@@ -3,7 +3,11 @@
  * subscription, and per distinct subscription (canonical flag list) one
  * group that holds the closure its members hold and computes each delta
  * once for all of them. Head changes and joins run one at a time in a
- * queue, so every member sees the namespace's versions in order.
+ * queue, so every member sees the namespace's versions in order. The
+ * connections that join while the queue is busy are taken together by its
+ * next turn: their rights are checked in one pass, and their first events
+ * are written without a promise each when the snapshot event is built
+ * already (a reconnect storm costs one turn per burst, not one per stream).
  *
  * Per head change and group: the new closure is selected once; an
  * unchanged closure sends nothing; otherwise the delta is serialized once
@@ -98,8 +102,11 @@ interface Group {
   base: Base | null;
   /** The base whose archive was last put in the memo (once per base, not per member). */
   warmed: Base | null;
-  /** The last snapshot event built, reused while its signed URL is the same (see #snapshotFrame). */
-  snapshot: { key: string; base: Base; frame: Uint8Array } | null;
+  /**
+   * The last snapshot event built (or being built), reused while its signed
+   * URL is the same (see #snapshotFrame).
+   */
+  snapshot: { key: string; base: Base; frame: Uint8Array | Promise<Uint8Array> } | null;
   members: Set<StreamConnection>;
 }
 
@@ -131,6 +138,10 @@ export class NamespaceFeed {
   #queue: Promise<void> = Promise.resolve();
   #deltas = 0;
   #pendingJoins = 0;
+  /** Connections that joined since the queue last took the joins. */
+  #joining: { conn: StreamConnection; hint: number | null }[] = [];
+  /** The queued turn that will take them, or null. */
+  #joinTurn: Promise<void> | null = null;
   #stopped = false;
 
   constructor(deps: FeedDeps, tenant: string, slug: string, onEmpty: () => void) {
@@ -155,28 +166,110 @@ export class NamespaceFeed {
    */
   join(conn: StreamConnection, hint: number | null): Promise<void> {
     this.#pendingJoins++;
-    return this.#enqueue(async () => {
-      try {
-        await this.#join(conn, hint);
-      } catch (err) {
-        conn.close(); // fatal: the client reconnects
-        throw err;
-      } finally {
-        this.#pendingJoins--;
-        if (this.#groups.size === 0 && this.#pendingJoins === 0) this.stop();
-      }
-    });
+    this.#joining.push({ conn, hint });
+    // Every connection that joins before the queue gets to the joins is
+    // handled by the same turn: one check of their rights, one snapshot
+    // event per principal, no task of their own.
+    this.#joinTurn ??= this.#enqueue(() => this.#joinAll());
+    return this.#joinTurn;
   }
 
-  async #join(conn: StreamConnection, hint: number | null): Promise<void> {
+  /** The joins waiting for the queue, in arrival order. */
+  async #joinAll(): Promise<void> {
+    const joins = this.#joining;
+    this.#joining = [];
+    this.#joinTurn = null;
+    try {
+      const ready: StreamConnection[] = [];
+      for (const { conn, hint } of joins) {
+        try {
+          const entered = this.#enter(conn, hint);
+          if (entered === true || (entered !== false && await entered)) ready.push(conn);
+        } catch (err) {
+          this.#joinFailed(conn, err);
+        }
+      }
+      if (ready.length === 0) return;
+      let allowed: StreamConnection[];
+      try {
+        allowed = await this.#admitted(ready);
+      } catch (err) {
+        for (const conn of ready) this.#joinFailed(conn, err);
+        return;
+      }
+      const sending: Promise<void>[] = [];
+      for (const conn of allowed) {
+        const state = conn.states.get(this.slug);
+        const group = state && this.#groups.get(canonicalFlagList(state.flags));
+        if (state === undefined || group?.base == null || !group.members.has(conn)) continue;
+        try {
+          const sent = this.#sendFirst(conn, state, group);
+          if (sent !== undefined) sending.push(sent.catch((err) => this.#joinFailed(conn, err)));
+        } catch (err) {
+          this.#joinFailed(conn, err);
+        }
+      }
+      await Promise.all(sending);
+    } finally {
+      this.#pendingJoins -= joins.length;
+      if (this.#groups.size === 0 && this.#pendingJoins === 0) this.stop();
+    }
+  }
+
+  /** A join that failed: the connection is closed (the client reconnects) and the failure logged. */
+  #joinFailed(conn: StreamConnection, err: unknown): void {
+    conn.close();
+    this.#logFailure(err);
+  }
+
+  /**
+   * Puts a connection in its group, the group's base read first when it
+   * has none, and its resume hint resolved. True when its first event is
+   * due (false: closed, stopped, or nothing committed yet); synchronous
+   * unless something must be read.
+   */
+  #enter(conn: StreamConnection, hint: number | null): boolean | Promise<boolean> {
     const state = conn.states.get(this.slug);
-    if (conn.closed || state === undefined || this.#stopped) return;
-    const canonical = canonicalFlagList(state.flags);
+    if (conn.closed || state === undefined || this.#stopped) return false;
+    const group = this.#groupOf(state.flags);
+    group.members.add(conn);
+    const base = group.base;
+    if (base === null || (hint !== null && hint < base.loaded.meta.version)) {
+      return this.#enterSlowly(conn, state, group, hint);
+    }
+    const version = base.loaded.meta.version;
+    state.hint = hint === version ? { version, hash: base.closure.hash } : null;
+    return version !== 0;
+  }
+
+  async #enterSlowly(
+    conn: StreamConnection,
+    state: NamespaceState,
+    group: Group,
+    hint: number | null,
+  ): Promise<boolean> {
+    if (group.base === null) {
+      const head = await getHead(this.#deps.kv, this.tenant, this.slug);
+      if (head === null) {
+        this.#closeAll("namespace deleted");
+        return false;
+      }
+      const loaded = await this.#load(head.version);
+      if (loaded === null) throw new Error(`Cannot read head version ${head.version}`);
+      group.base ??= { loaded, closure: await closureOf(loaded, group.flags) };
+    }
+    state.hint = await this.#resolveHint(hint, group);
+    return !conn.closed && group.base.loaded.meta.version !== 0;
+  }
+
+  /** The group of a subscription, made when it is the first. */
+  #groupOf(flags: FlagSelection): Group {
+    const canonical = canonicalFlagList(flags);
     let group = this.#groups.get(canonical);
     if (group === undefined) {
       group = {
-        flags: state.flags,
-        subscription: encodeSubscription(state.flags),
+        flags,
+        subscription: encodeSubscription(flags),
         base: null,
         warmed: null,
         snapshot: null,
@@ -184,18 +277,7 @@ export class NamespaceFeed {
       };
       this.#groups.set(canonical, group);
     }
-    group.members.add(conn);
-    if (group.base === null) {
-      const head = await getHead(this.#deps.kv, this.tenant, this.slug);
-      if (head === null) return this.#closeAll("namespace deleted");
-      const loaded = await this.#load(head.version);
-      if (loaded === null) throw new Error(`Cannot read head version ${head.version}`);
-      group.base = { loaded, closure: await closureOf(loaded, group.flags) };
-    }
-    state.hint = await this.#resolveHint(hint, group);
-    if (group.base.loaded.meta.version === 0) return;
-    if ((await this.#admitted([conn])).length === 0) return;
-    await this.#sendFirst(conn, state, group);
+    return group;
   }
 
   /** Removes a connection; the last one stops the feed. */
@@ -224,15 +306,17 @@ export class NamespaceFeed {
   }
 
   #enqueue(task: () => Promise<void>): Promise<void> {
-    const run = this.#queue.then(task).catch((err) => {
-      this.#deps.log("error", "event feed failed", {
-        tenant: this.tenant,
-        namespace: this.slug,
-        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-      });
-    });
+    const run = this.#queue.then(task).catch((err) => this.#logFailure(err));
     this.#queue = run;
     return run;
+  }
+
+  #logFailure(err: unknown): void {
+    this.#deps.log("error", "event feed failed", {
+      tenant: this.tenant,
+      namespace: this.slug,
+      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+    });
   }
 
   /** Reads a version, keeping the last few in memory (they are shared by every group). */
@@ -338,7 +422,7 @@ export class NamespaceFeed {
     // Sort the members once, without a promise each: those holding the old
     // head (nearly all of them) take the one shared inline frame; the rest
     // (first events, snapshots, older bases) are per member and rarer.
-    const work: Promise<unknown>[] = [];
+    const work: (Promise<unknown> | undefined)[] = [];
     const byVersion = new Map<number, StreamConnection[]>();
     for (const m of members) {
       const state = m.states.get(this.slug);
@@ -404,7 +488,11 @@ export class NamespaceFeed {
     });
   }
 
-  #sendFirst(m: StreamConnection, state: NamespaceState, group: Group): Promise<void> {
+  #sendFirst(
+    m: StreamConnection,
+    state: NamespaceState,
+    group: Group,
+  ): Promise<void> | undefined {
     return this.#sendSnapshot(m, group, state.hint);
   }
 
@@ -434,15 +522,20 @@ export class NamespaceFeed {
     ).catch(() => {});
   }
 
-  async #sendSnapshot(
+  /** Sends a snapshot event; at once (no promise) when the event is built already. */
+  #sendSnapshot(
     m: StreamConnection,
     group: Group,
     prev: { version: number; hash: string } | null,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     const base = group.base!;
     this.#warm(group, base);
-    const frame = await this.#snapshotFrame(m, group, base, prev);
-    m.sendEvent(this.slug, frame, base.loaded.meta.version, base.closure.hash, "snapshot");
+    const frame = this.#snapshotFrame(m, group, base, prev);
+    const send = (f: Uint8Array) => {
+      m.sendEvent(this.slug, f, base.loaded.meta.version, base.closure.hash, "snapshot");
+    };
+    if (!(frame instanceof Uint8Array)) return frame.then(send);
+    send(frame);
   }
 
   /**
@@ -450,14 +543,15 @@ export class NamespaceFeed {
    * expiry in whole seconds, so every member of the same principal and
    * origin that joins within one second gets the same URL: the event is
    * built (signed, serialized, encoded) once for them, not once each, which
-   * is what a reconnect storm of one service's instances costs.
+   * is what a reconnect storm of one service's instances costs. Members
+   * that need the same event while it is being built wait for it.
    */
-  async #snapshotFrame(
+  #snapshotFrame(
     m: StreamConnection,
     group: Group,
     base: Base,
     prev: { version: number; hash: string } | null,
-  ): Promise<Uint8Array> {
+  ): Uint8Array | Promise<Uint8Array> {
     const now = this.#deps.now();
     const key = [
       m.principalId,
@@ -468,6 +562,24 @@ export class NamespaceFeed {
     ].join("\n");
     const last = group.snapshot;
     if (last !== null && last.base === base && last.key === key) return last.frame;
+    const building = this.#buildSnapshot(m, group, base, prev, now);
+    const entry: Group["snapshot"] = { key, base, frame: building };
+    group.snapshot = entry;
+    building.then((frame) => {
+      if (group.snapshot === entry) entry.frame = frame;
+    }, () => {
+      if (group.snapshot === entry) group.snapshot = null;
+    });
+    return building;
+  }
+
+  async #buildSnapshot(
+    m: StreamConnection,
+    group: Group,
+    base: Base,
+    prev: { version: number; hash: string } | null,
+    now: Date,
+  ): Promise<Uint8Array> {
     const version = base.loaded.meta.version;
     const token = await signClosureToken(this.#deps.key, m.principalId, {
       tenant: this.tenant,
@@ -491,9 +603,7 @@ export class NamespaceFeed {
       ),
       snapshot_size_bytes: base.tarSize ??= tarSize(base.closure.files),
     });
-    const frame = sseFrame("version", `${this.slug}:${version}`, data);
-    group.snapshot = { key, base, frame };
-    return frame;
+    return sseFrame("version", `${this.slug}:${version}`, data);
   }
 
   async #resync(m: StreamConnection, group: Group, reason: ResyncReason): Promise<void> {

@@ -19,7 +19,10 @@
  * under way are admitted together by the next one (a reconnect storm costs
  * a few commits, not one per stream), in arrival order: when they do not
  * all fit, the first ones that fit get slots and the others are refused, as
- * one commit each would have decided.
+ * one commit each would have decided. While this process's count is the
+ * only one in the credential's record, the next commit is made against the
+ * record it last wrote, without reading it first; any other write to the
+ * record makes that commit fail, and the counts are then read as usual.
  *
  * @module
  */
@@ -73,6 +76,12 @@ export class ConnectionRegistry {
   readonly holder: string | null;
   /** What this process last stored per credential. */
   readonly #stored = new Map<string, number>();
+  /**
+   * Per credential, the versionstamp of the record this process last
+   * committed when it held this process's count alone: the next slot is
+   * then committed against it without reading first.
+   */
+  readonly #sole = new Map<string, string>();
   /** Credentials whose stored count may be wrong (a write failed, or the lease lapsed). */
   readonly #dirty = new Set<string>();
   /** One KV operation at a time per credential. */
@@ -154,7 +163,10 @@ export class ConnectionRegistry {
           next,
           this.#limit,
           this.#now(),
+          this.#sole.get(id) ?? null,
         );
+        if (lease.sole === null) this.#sole.delete(id);
+        else this.#sole.set(id, lease.sole);
         if (lease.acquired) {
           this.#stored.set(id, next);
           admitted = fit;
@@ -221,6 +233,7 @@ export class ConnectionRegistry {
       const count = this.count(id);
       if ((this.#stored.get(id) ?? 0) === count && !this.#dirty.has(id)) return;
       this.#dirty.delete(id);
+      this.#sole.delete(id); // the record changes here
       try {
         await setConnectionCount(shared.kv, id, this.holder!, count);
         if (count === 0) this.#stored.delete(id);

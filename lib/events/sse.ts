@@ -76,12 +76,25 @@ export const KEEPALIVE_FRAME: Uint8Array = encoder.encode(":keepalive\n\n");
  * ```
  */
 export function sseHeaders(): Headers {
-  return new Headers({
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-store",
-    "x-accel-buffering": "no",
-  });
+  return new Headers(SSE_HEADERS);
 }
+
+/**
+ * The same headers as a shared, frozen record, for a response that adds
+ * none of its own (no `Headers` object built per response).
+ *
+ * @example
+ * ```ts
+ * import { SSE_HEADERS } from "./sse.ts";
+ * const res = new Response(null, { headers: SSE_HEADERS });
+ * if (res.headers.get("x-accel-buffering") !== "no") throw new Error();
+ * ```
+ */
+export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-store",
+  "x-accel-buffering": "no",
+});
 
 /** A writable SSE byte stream for one response. */
 export interface SseStream {

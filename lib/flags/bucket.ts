@@ -117,15 +117,56 @@ const scratch: Murmur3State = { h: 0, k: 0, shift: 0, len: 0 };
  * ```
  */
 export function murmur3Finish(state: Readonly<Murmur3State>, rest: string): number {
-  const st = scratch;
-  st.h = state.h;
-  st.k = state.k;
-  st.shift = state.shift;
-  st.len = state.len;
-  absorb(st, rest);
-  let h = st.h;
-  if (st.shift !== 0) h ^= mixK(st.k);
-  return murmur3Finalize(h, st.len);
+  // The common case, ASCII text, in local variables: first complete the
+  // prefix's pending block, then four characters per block, then the tail.
+  let h = state.h;
+  let k = state.k;
+  let shift = state.shift;
+  const n = rest.length;
+  let i = 0;
+  let c = 0;
+  for (; shift !== 0 && i < n; i++) {
+    c = rest.charCodeAt(i);
+    if (c >= 0x80) break;
+    k |= c << shift;
+    if (shift === 24) {
+      h = murmur3MixBlock(h, k);
+      k = 0;
+      shift = 0;
+    } else shift += 8;
+  }
+  if (shift === 0) {
+    for (; i + 3 < n; i += 4) {
+      const c0 = rest.charCodeAt(i);
+      const c1 = rest.charCodeAt(i + 1);
+      const c2 = rest.charCodeAt(i + 2);
+      const c3 = rest.charCodeAt(i + 3);
+      if ((c0 | c1 | c2 | c3) >= 0x80) break;
+      h = murmur3MixBlock(h, c0 | (c1 << 8) | (c2 << 16) | (c3 << 24));
+    }
+    for (; i < n; i++) {
+      c = rest.charCodeAt(i);
+      if (c >= 0x80) break;
+      k |= c << shift;
+      shift += 8; // at most three characters remain: the block stays incomplete
+    }
+  }
+  let len = state.len + i;
+  if (i < n) {
+    // Not ASCII: the general encoder takes over from character i.
+    const st = scratch;
+    st.h = h;
+    st.k = k;
+    st.shift = shift;
+    st.len = len;
+    absorb(st, rest, i);
+    h = st.h;
+    k = st.k;
+    shift = st.shift;
+    len = st.len;
+  }
+  if (shift !== 0) h ^= mixK(k);
+  return murmur3Finalize(h, len);
 }
 
 /**
@@ -148,14 +189,17 @@ export function murmur3Strings(a: string, b: string, seed = 0): number {
   return murmur3Finish(murmur3Begin(a, seed), b);
 }
 
-/** Feeds the UTF-8 encoding of `s` into `st` (lone surrogates as U+FFFD, like TextEncoder). */
-function absorb(st: Murmur3State, s: string): void {
+/**
+ * Feeds the UTF-8 encoding of `s` from character `from` on into `st` (lone
+ * surrogates as U+FFFD, like TextEncoder).
+ */
+function absorb(st: Murmur3State, s: string, from = 0): void {
   let h = st.h;
   let k = st.k;
   let shift = st.shift;
   let len = st.len;
   const n = s.length;
-  for (let i = 0; i < n; i++) {
+  for (let i = from; i < n; i++) {
     if (shift === 0) {
       // Fast path: four ASCII characters make one block.
       while (i + 3 < n) {

@@ -258,10 +258,20 @@ export function lookup(ctx: Context, path: string): unknown {
  * ```
  */
 export function compilePredicate(p: Predicate, refPrefix: string): Matcher {
+  const check = compileCheck(p, refPrefix);
+  if (check.kind !== CHECK_CALL) return (ctx) => checkHolds(check, ctx, NO_REF);
+  return check.matcher!;
+}
+
+/** The general form of {@linkcode compilePredicate}. */
+function compileMatcher(p: Predicate, refPrefix: string): Matcher {
   const ref = refName(p.attribute, refPrefix);
   if (ref !== undefined) {
     const want = p.value === true;
     return (_ctx, lookupRef) => lookupRef(ref) === want;
+  }
+  if (p.op !== "exists" && !p.attribute.includes(".")) {
+    return compileTopLevel(p.attribute, p.op, p.value);
   }
   const read = compileLookup(p.attribute);
   const test = compileTest(p.op, p.value);
@@ -269,6 +279,22 @@ export function compilePredicate(p: Predicate, refPrefix: string): Matcher {
   return (ctx) => {
     const v = read(ctx);
     return v !== undefined && v !== null && test(v);
+  };
+}
+
+/**
+ * A predicate on a top-level attribute (no dot), other than `eq`, `in` (see
+ * {@linkcode checkHolds}) and `exists`: reads the value first and checks that
+ * it is the context's own property only when it is present, before the test
+ * (whose cost or memo, for `matches`, semver and time operators, is not spent
+ * on an inherited value). Same outcome as the general path.
+ */
+function compileTopLevel(attribute: string, op: Operator, value: Scalar | Scalar[]): Matcher {
+  const key = internalized(attribute);
+  const test = compileTest(op, value);
+  return (ctx) => {
+    const v = ctx[key];
+    return v !== undefined && v !== null && Object.hasOwn(ctx, key) && test(v);
   };
 }
 
@@ -283,17 +309,27 @@ export function compilePredicate(p: Predicate, refPrefix: string): Matcher {
  * if (read({ account: { plan: "pro" } }) !== "pro") throw new Error();
  * ```
  */
-export function compileLookup(path: string): (ctx: Context) => unknown {
-  const steps = path.split(".");
-  if (steps.length === 1) return (ctx) => (Object.hasOwn(ctx, path) ? ctx[path] : undefined);
+export function compileLookup(attribute: string): (ctx: Context) => unknown {
+  const path = internalized(attribute);
+  const steps = path.split(".").map(internalized);
+  if (steps.length === 1) return (ctx) => readOwn(ctx, path);
   return (ctx) => {
-    if (Object.hasOwn(ctx, path)) return ctx[path];
+    // An own property named by the whole path wins, even when undefined. The
+    // value is read first: the own-property check is then needed only for a
+    // present value, or for an undefined one that the context has at all.
+    const whole = ctx[path];
+    if (whole !== undefined ? Object.hasOwn(ctx, path) : path in ctx && Object.hasOwn(ctx, path)) {
+      return whole;
+    }
     let cur: unknown = ctx;
-    for (const key of steps) {
+    for (let i = 0; i < steps.length; i++) {
       if (cur === null || typeof cur !== "object" || Array.isArray(cur)) return undefined;
       const obj = cur as Record<string, unknown>;
-      if (!Object.hasOwn(obj, key)) return undefined;
-      cur = obj[key];
+      const key = steps[i]!;
+      const next = obj[key];
+      // Absent, inherited or undefined: the path has no value.
+      if (next === undefined || !Object.hasOwn(obj, key)) return undefined;
+      cur = next;
     }
     return cur;
   };
@@ -315,18 +351,212 @@ export function compileAll(
   match: "all" | "any",
   refPrefix: string,
 ): Matcher {
-  const ms = preds.map((p) => compilePredicate(p, refPrefix));
-  if (ms.length === 1) return ms[0]!;
-  if (match === "all") {
-    return (ctx, ref) => {
-      for (const m of ms) if (!m(ctx, ref)) return false;
-      return true;
-    };
+  const checks = preds.map((p) => compileCheck(p, refPrefix));
+  const any = match === "any";
+  if (checks.length === 1 && checks[0]!.kind === CHECK_CALL) return checks[0]!.matcher!;
+  return (ctx, ref) => checksHold(checks, any, ctx, ref);
+}
+
+const CHECK_EQ = 0;
+const CHECK_IN = 1;
+const CHECK_CALL = 2;
+
+const NO_REF: RefLookup = () => false;
+
+type Reader = (ctx: Context, key: string) => unknown;
+
+// Sixteen copies of one function, on purpose: V8 keeps what a property read
+// has seen per function, and a read that has seen one name stays a fast,
+// cached load while one that has seen many names looks each up (about 6 ns
+// more). readerOf gives each of the first 15 attribute names that `eq` and
+// `in` checks compile in this process its own copy; later names share the
+// last one, which is then as fast as a read with many names. Each copy reads
+// the name it is given, so which copy a name gets never changes a result.
+const READERS: readonly Reader[] = [
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+  (c, k) => c[k],
+];
+const readers = new Map<string, Reader>();
+
+/** The reader of attribute `key` (see {@linkcode READERS}). */
+function readerOf(key: string): Reader {
+  let r = readers.get(key);
+  if (r === undefined) {
+    r = READERS[Math.min(readers.size, READERS.length - 1)]!;
+    if (readers.size < READERS.length - 1) readers.set(key, r);
   }
-  return (ctx, ref) => {
-    for (const m of ms) if (m(ctx, ref)) return true;
+  return r;
+}
+
+/**
+ * A compiled predicate in the form an evaluation loop tests without a call
+ * for the two commonest predicates, `eq` and `in` on a top-level attribute
+ * (see {@linkcode checkHolds}); any other predicate is a matcher to call.
+ */
+export class Check {
+  /** @internal made by {@linkcode compileCheck} only */
+  constructor(
+    /** How the check is tested: CHECK_EQ, CHECK_IN or CHECK_CALL. */
+    readonly kind: number,
+    /** The attribute, for CHECK_EQ and CHECK_IN. */
+    readonly key: string,
+    /** Reads `key` (see {@linkcode readerOf}), for CHECK_EQ and CHECK_IN. */
+    readonly read: Reader,
+    /** The value compared, for CHECK_EQ. */
+    readonly value: unknown,
+    /** The values, for CHECK_IN. */
+    readonly set: ReadonlySet<unknown> | null,
+    /** The matcher, for CHECK_CALL. */
+    readonly matcher: Matcher | null,
+  ) {}
+}
+
+/**
+ * Compiles one validated predicate into a {@linkcode Check}: the same
+ * outcome as {@linkcode compilePredicate}, in a form that
+ * {@linkcode checkHolds} and {@linkcode checksHold} test without a call
+ * when it can.
+ *
+ * @example
+ * ```ts
+ * import { checkHolds, compileCheck } from "./conditions.ts";
+ * const c = compileCheck({ attribute: "plan", op: "in", value: ["pro", "team"] }, "segment");
+ * if (!checkHolds(c, { plan: "pro" }, () => false)) throw new Error();
+ * if (checkHolds(c, Object.create({ plan: "pro" }), () => false)) throw new Error("inherited");
+ * ```
+ */
+export function compileCheck(p: Predicate, refPrefix: string): Check {
+  const attribute = p.attribute;
+  if (refName(attribute, refPrefix) === undefined && !attribute.includes(".")) {
+    const v = p.value;
+    if (p.op === "eq" && isScalar(v)) {
+      const key = internalized(attribute);
+      return new Check(
+        CHECK_EQ,
+        key,
+        readerOf(key),
+        typeof v === "string" ? internalized(v) : v,
+        null,
+        null,
+      );
+    }
+    if (p.op === "in" && Array.isArray(v) && v.every(isScalar)) {
+      const key = internalized(attribute);
+      return new Check(CHECK_IN, key, readerOf(key), undefined, new Set<unknown>(v), null);
+    }
+  }
+  return new Check(CHECK_CALL, "", READERS[0]!, undefined, null, compileMatcher(p, refPrefix));
+}
+
+/**
+ * Whether a check holds for a context. `eq` and `in` read the value first
+ * and check that it is the context's own property only when the value makes
+ * the predicate hold, so a context that lacks the attribute, or whose value
+ * differs, costs one property read; an inherited value never holds, as in
+ * {@linkcode lookup}.
+ *
+ * @example
+ * ```ts
+ * import { checkHolds, compileCheck } from "./conditions.ts";
+ * const c = compileCheck({ attribute: "plan", op: "eq", value: "pro" }, "segment");
+ * if (!checkHolds(c, { plan: "pro" }, () => false) || checkHolds(c, {}, () => false)) throw new Error();
+ * ```
+ */
+export function checkHolds(c: Check, ctx: Context, ref: RefLookup): boolean {
+  const kind = c.kind;
+  if (kind === CHECK_EQ) return c.read(ctx, c.key) === c.value && Object.hasOwn(ctx, c.key);
+  if (kind === CHECK_IN) return c.set!.has(c.read(ctx, c.key)) && Object.hasOwn(ctx, c.key);
+  return c.matcher!(ctx, ref);
+}
+
+/**
+ * Whether a list of checks holds: every one (`any` false; an empty list
+ * holds) or at least one (`any` true), tested in order until the answer is
+ * known.
+ *
+ * @example
+ * ```ts
+ * import { checksHold, compileCheck } from "./conditions.ts";
+ * const cs = [compileCheck({ attribute: "a", op: "eq", value: 1 }, "segment")];
+ * if (!checksHold([], false, {}, () => false) || checksHold(cs, true, { a: 2 }, () => false)) {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export function checksHold(
+  checks: readonly Check[],
+  any: boolean,
+  ctx: Context,
+  ref: RefLookup,
+): boolean {
+  if (any) {
+    for (let i = 0; i < checks.length; i++) if (checkHolds(checks[i]!, ctx, ref)) return true;
     return false;
-  };
+  }
+  for (let i = 0; i < checks.length; i++) if (!checkHolds(checks[i]!, ctx, ref)) return false;
+  return true;
+}
+
+/**
+ * The value of a context's own property `key`; undefined when the context
+ * has no such own property (an inherited value does not count). Reads the
+ * value first, so that the own-property check is made only for a present
+ * value.
+ *
+ * @example
+ * ```ts
+ * import { readOwn } from "./conditions.ts";
+ * if (readOwn({ plan: "pro" }, "plan") !== "pro") throw new Error();
+ * if (readOwn({}, "toString") !== undefined) throw new Error("inherited");
+ * ```
+ */
+export function readOwn(ctx: Context, key: string): unknown {
+  const v = ctx[key];
+  return v === undefined || Object.hasOwn(ctx, key) ? v : undefined;
+}
+
+/**
+ * The property name that a top-level attribute (no dot) reads, for
+ * {@linkcode readOwn}; undefined for a dotted path, which
+ * {@linkcode compileLookup} reads.
+ *
+ * @example
+ * ```ts
+ * import { topLevelKey } from "./conditions.ts";
+ * if (topLevelKey("country") !== "country" || topLevelKey("user.id") !== undefined) {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export function topLevelKey(attribute: string): string | undefined {
+  return attribute.includes(".") ? undefined : internalized(attribute);
+}
+
+/**
+ * The engine's own (internalized) copy of a string: the form of property
+ * names. A name or value read from a manifest is a fresh string. A compiled
+ * read `ctx[key]` with a fresh key misses the optimizing compiler's name
+ * check on every call and is recompiled over and over, and comparing a fresh
+ * string with a context's value compares characters; with the engine's copy
+ * the read stays a fast, cached property load and equal strings are
+ * usually the same string.
+ */
+function internalized(s: string): string {
+  return Object.keys({ [s]: true })[0]!;
 }
 
 function isScalar(v: unknown): v is Scalar {

@@ -10,6 +10,16 @@
  * default is served (`DEFAULT`); a flag disabled in the environment serves
  * its default with `DISABLED`.
  *
+ * The hot path is {@linkcode evaluateFlag} of one flag whose segments are
+ * simple (they reference no segment and have no `matches` predicate) and
+ * are each used by one rule only, the common case: its rules test their
+ * segments' predicates in a loop, with no segment memo, no regex budget and
+ * no change to the model beyond a one-entry cache of the last (environment,
+ * flag) found. Other flags, and {@linkcode evaluateAll}, which shares
+ * segment outcomes between flags, decide segments through a per-evaluation
+ * memo. Both give the same results; `tests/flags/evaluate_reference_test.ts`
+ * checks both against a plain interpretation of random manifests.
+ *
  * Results are shared, frozen objects (the variation values inside them too):
  * a successful evaluation allocates nothing. Copy a result before changing
  * it. Only error results (unknown flag or environment, a context that is not
@@ -26,7 +36,18 @@
  * @module
  */
 import { NotFoundError } from "../errors.ts";
-import { compileAll, type Context, lookup, type Matcher, refName } from "./conditions.ts";
+import {
+  type Check,
+  checksHold,
+  compileCheck,
+  compileLookup,
+  type Context,
+  type Matcher,
+  readOwn,
+  type RefLookup,
+  refName,
+  topLevelKey,
+} from "./conditions.ts";
 import { beginRegexEvaluation, endRegexEvaluation } from "../linear_regex.ts";
 import { bucketValueOf, murmur3Begin, murmur3Finish, type Murmur3State } from "./bucket.ts";
 import {
@@ -78,16 +99,28 @@ export interface CompiledModel {
 
 const NO_SEGMENT = -1;
 const NO_PREFIX: Murmur3State = Object.freeze({ h: 0, k: 0, shift: 0, len: 0 });
+const NO_READ = (_ctx: Context): unknown => undefined;
+const NO_CHECKS: readonly Check[] = Object.freeze([]);
+/** The `ref` of a direct plan's matchers, which reference no segment. */
+const NO_REF: RefLookup = () => false;
+/** What the one-entry plan cache of a fresh model holds: equal to no argument. */
+const NO_KEY = Symbol("no key");
 
 /** One compiled rule. Every rule has every field so that the rule loop stays monomorphic. */
 class CompiledRule {
   constructor(
     /** Segment index, or NO_SEGMENT when the rule matches every context. */
     readonly segment: number,
+    /** The segment's predicates, tested directly by a direct plan; empty without a segment. */
+    readonly checks: readonly Check[],
+    /** Whether one of `checks` suffices (segment `match = "any"`), else all must hold. */
+    readonly any: boolean,
     /** The result of a variation rule; null for a rollout. */
     readonly hit: EvaluationResult | null,
-    /** Rollout: the context path bucketed. */
-    readonly bucketBy: string,
+    /** Rollout: the property read when `bucket_by` is a top-level attribute, else "". */
+    readonly key: string,
+    /** Rollout: reads the value at a dotted `bucket_by`. */
+    readonly read: (ctx: Context) => unknown,
     /** Rollout: the murmur3 state after `<flag key>/`, the first part of the hashed string. */
     readonly prefix: Murmur3State,
     /** Rollout: cumulative upper bounds (exclusive) of the entries' buckets. */
@@ -100,11 +133,46 @@ class CompiledRule {
 /** A flag as evaluated in one environment. */
 class Plan {
   constructor(
+    /** Empty when the flag is disabled. */
     readonly rules: readonly CompiledRule[],
     /** The result when no rule matches (reason DEFAULT or, when disabled, DISABLED). */
     readonly fallback: EvaluationResult,
-    readonly disabled: boolean,
+    /**
+     * Whether {@linkcode evaluateFlag} may call the rules' matchers directly:
+     * each rule's segment references no segment, has no `matches` predicate
+     * (so no regex budget to open) and is used by no other rule of the plan
+     * (so no outcome to share). Then an evaluation needs no memo, no budget
+     * and no model state.
+     */
+    readonly direct: boolean,
   ) {}
+}
+
+/**
+ * Evaluates a direct plan (see {@linkcode Plan.direct}): the first matching
+ * rule wins, as in {@linkcode Model.run}.
+ */
+function runDirect(plan: Plan, ctx: Context): EvaluationResult {
+  const rules = plan.rules;
+  for (let i = 0; i < rules.length; i++) {
+    const r = rules[i]!;
+    if (!checksHold(r.checks, r.any, ctx, NO_REF)) continue;
+    if (r.hit !== null) return r.hit;
+    const split = rollout(r, ctx);
+    if (split !== null) return split;
+  }
+  return plan.fallback;
+}
+
+/** The result of a rollout rule for `ctx`; null when the context has no bucket value. */
+function rollout(r: CompiledRule, ctx: Context): EvaluationResult | null {
+  const v = bucketValueOf(r.key !== "" ? readOwn(ctx, r.key) : r.read(ctx));
+  if (v === undefined) return null;
+  const bucket = murmur3Finish(r.prefix, v) % ROLLOUT_TOTAL;
+  const bounds = r.bounds;
+  let j = 0;
+  while (j < bounds.length - 1 && bucket >= bounds[j]!) j++;
+  return r.splits[j]!;
 }
 
 class Model implements CompiledModel {
@@ -119,6 +187,11 @@ class Model implements CompiledModel {
   readonly segments: Matcher[] = [];
   /** The segments each segment references, by index (empty for most segments). */
   readonly deps: Int32Array[] = [];
+  /** Whether a segment references no segment and has no `matches` predicate, by index. */
+  readonly simple: boolean[] = [];
+  /** The predicates of each segment, by index, and whether any one of them suffices. */
+  readonly checks: Check[][] = [];
+  readonly any: boolean[] = [];
   readonly segmentIndex: Map<string, number> = new Map();
   /** Per-evaluation memo of segment outcomes: valid when stamp === epoch. */
   stamps: Uint32Array = new Uint32Array(0);
@@ -126,6 +199,10 @@ class Model implements CompiledModel {
   epoch = 1;
   /** The context of the evaluation in progress (read by `ref`). */
   ctx: Context = {};
+  /** The last (environment, flag) that evaluateFlag found, and its plan. */
+  lastEnv: unknown = NO_KEY;
+  lastFlag: unknown = NO_KEY;
+  lastPlan: Plan | null = null;
   readonly ref: (name: string) => boolean;
 
   constructor(version: number, environments: string[], flagKeys: string[]) {
@@ -148,7 +225,17 @@ class Model implements CompiledModel {
   /** Whether the current context matches segment `i`, memoized for this evaluation. */
   segment(i: number): boolean {
     if (this.stamps[i] === this.epoch) return this.values[i] === 1;
-    if (this.deps[i]!.length === 0) return this.decide(i);
+    // Without a walk when the segments it references are decided or
+    // reference none themselves (always so for a segment without references).
+    const deps = this.deps[i]!;
+    let j = 0;
+    for (; j < deps.length; j++) {
+      const d = deps[j]!;
+      if (this.stamps[d] === this.epoch) continue;
+      if (this.deps[d]!.length !== 0) break;
+      this.decide(d);
+    }
+    if (j === deps.length) return this.decide(i);
     this.settle(i);
     return this.values[i] === 1;
   }
@@ -170,20 +257,19 @@ class Model implements CompiledModel {
    * only a hand-built model could hold) is skipped and then reads as false.
    */
   settle(root: number): void {
+    // The segments on `stack` are the open ones (being decided).
     const stack = [root];
     const next = [0];
-    const open = new Set<number>([root]);
     while (stack.length > 0) {
       const top = stack.length - 1;
       const s = stack[top]!;
       const deps = this.deps[s]!;
       let j = next[top]!;
       while (
-        j < deps.length && (this.stamps[deps[j]!] === this.epoch || open.has(deps[j]!))
+        j < deps.length && (this.stamps[deps[j]!] === this.epoch || stack.includes(deps[j]!))
       ) j++;
       if (j < deps.length) {
         next[top] = j + 1;
-        open.add(deps[j]!);
         stack.push(deps[j]!);
         next.push(0);
         continue;
@@ -191,7 +277,6 @@ class Model implements CompiledModel {
       stack.pop();
       next.pop();
       this.decide(s);
-      open.delete(s);
     }
   }
 
@@ -218,20 +303,15 @@ class Model implements CompiledModel {
     }
   }
 
+  /** Evaluates a plan with the segment memo (between `begin` and `end`). */
   run(plan: Plan, ctx: Context): EvaluationResult {
-    if (plan.disabled) return plan.fallback;
     const rules = plan.rules;
     for (let i = 0; i < rules.length; i++) {
       const r = rules[i]!;
       if (r.segment !== NO_SEGMENT && !this.segment(r.segment)) continue;
       if (r.hit !== null) return r.hit;
-      const v = bucketValueOf(lookup(ctx, r.bucketBy));
-      if (v === undefined) continue;
-      const bucket = murmur3Finish(r.prefix, v) % ROLLOUT_TOTAL;
-      const bounds = r.bounds;
-      let j = 0;
-      while (j < bounds.length - 1 && bucket >= bounds[j]!) j++;
-      return r.splits[j]!;
+      const split = rollout(r, ctx);
+      if (split !== null) return split;
     }
     return plan.fallback;
   }
@@ -353,10 +433,17 @@ function compileSegments(model: Model, manifest: Manifest): void {
     model.deps.push(Int32Array.from(deps));
   }
   checkAcyclic(keys, model.deps);
-  for (const k of keys) {
+  keys.forEach((k, i) => {
     const seg = manifest.segments[k]!;
-    model.segments.push(compileAll(seg.predicates, seg.match, "segment"));
-  }
+    const checks = seg.predicates.map((p) => compileCheck(p, "segment"));
+    const any = seg.match === "any";
+    model.checks.push(checks);
+    model.any.push(any);
+    model.segments.push((ctx, ref) => checksHold(checks, any, ctx, ref));
+    model.simple.push(
+      model.deps[i]!.length === 0 && seg.predicates.every((p) => p.op !== "matches"),
+    );
+  });
   model.stamps = new Uint32Array(keys.length);
   model.values = new Uint8Array(keys.length);
 }
@@ -427,7 +514,14 @@ function compilePlan(
   };
   const fallback = result(defaultName, disabled ? "DISABLED" : "DEFAULT");
   const compiled = disabled ? [] : rules.map((rule, i) => compileRule(model, key, rule, i, result));
-  return new Plan(Object.freeze(compiled), fallback, disabled);
+  const used = new Set<number>();
+  let direct = true;
+  for (const r of compiled) {
+    if (r.segment === NO_SEGMENT) continue;
+    if (!model.simple[r.segment] || used.has(r.segment)) direct = false;
+    used.add(r.segment);
+  }
+  return new Plan(Object.freeze(compiled), fallback, direct);
 }
 
 function compileRule(
@@ -450,8 +544,11 @@ function compileRule(
   if (rule.rollout === undefined) {
     return new CompiledRule(
       segment,
+      segment === NO_SEGMENT ? NO_CHECKS : model.checks[segment]!,
+      segment === NO_SEGMENT ? false : model.any[segment]!,
       result(rule.variation, "TARGETING_MATCH", index),
       "",
+      NO_READ,
       NO_PREFIX,
       new Int32Array(0),
       [],
@@ -472,8 +569,11 @@ function compileRule(
   }
   return new CompiledRule(
     segment,
+    segment === NO_SEGMENT ? NO_CHECKS : model.checks[segment]!,
+    segment === NO_SEGMENT ? false : model.any[segment]!,
     null,
-    rule.bucket_by,
+    topLevelKey(rule.bucket_by) ?? "",
+    compileLookup(rule.bucket_by),
     Object.freeze(murmur3Begin(key + "/")),
     bounds,
     Object.freeze(splits),
@@ -523,16 +623,25 @@ export function evaluateFlag(
   context: Context,
 ): EvaluationResult {
   const m = model as Model;
-  const env = m.envIndex.get(environment);
-  if (env === undefined) return unknownEnvironment(m, flagKey, environment);
-  const plans = m.plans.get(flagKey);
-  if (plans === undefined) {
-    return errorResult(m, flagKey, "FLAG_NOT_FOUND", `flag "${flagKey}" does not exist`);
+  let plan: Plan;
+  if (flagKey === m.lastFlag && environment === m.lastEnv) plan = m.lastPlan!;
+  else {
+    const env = m.envIndex.get(environment);
+    if (env === undefined) return unknownEnvironment(m, flagKey, environment);
+    const plans = m.plans.get(flagKey);
+    if (plans === undefined) {
+      return errorResult(m, flagKey, "FLAG_NOT_FOUND", `flag "${flagKey}" does not exist`);
+    }
+    plan = plans[env]!;
+    m.lastPlan = plan;
+    m.lastEnv = environment;
+    m.lastFlag = flagKey;
   }
   if (!isContext(context)) return badContext(m, flagKey);
+  if (plan.direct) return runDirect(plan, context);
   const prev = m.begin(context);
   try {
-    return m.run(plans[env]!, context);
+    return m.run(plan, context);
   } finally {
     m.end(prev);
   }

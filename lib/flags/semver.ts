@@ -147,7 +147,6 @@ function compareIdentifiers(a: string | number, b: string | number): number {
  * ```
  */
 export function compareSemver(a: SemVer, b: SemVer): number {
-  if (a.version === b.version) return 0;
   if (a.major !== b.major) return a.major < b.major ? -1 : 1;
   if (a.minor !== b.minor) return a.minor < b.minor ? -1 : 1;
   if (a.patch !== b.patch) return a.patch < b.patch ? -1 : 1;

@@ -27,7 +27,11 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
-import { authenticateCredential, type SessionPrincipal } from "../auth/principal.ts";
+import {
+  authenticateCredential,
+  type Principal,
+  type SessionPrincipal,
+} from "../auth/principal.ts";
 import type { AuthDeps, RequestContext } from "../auth/deps.ts";
 import { authDepsOf } from "../services/deps.ts";
 import { bearerCredential } from "../auth/bearer.ts";
@@ -245,6 +249,58 @@ export function browserPerson(c: Context<AppEnv>): SessionPrincipal | null {
 export function presentedBearer(c: Context): string | null {
   const header = c.req.header("authorization");
   return header === undefined || header.trim() === "" ? null : bearerCredential(header);
+}
+
+/**
+ * The bearer credential of a request's headers for the data plane
+ * (lib/http/data_plane.ts), or null when the request presents none, a
+ * blank one or a malformed `Authorization` header (the router then
+ * answers it, with its 401).
+ *
+ * @param headers the request's headers
+ * @returns the credential, or null
+ *
+ * @example
+ * ```ts
+ * import { bearerOrNull } from "./authn.ts";
+ * if (bearerOrNull(new Headers({ authorization: "Bearer t1" })) !== "t1") throw new Error();
+ * if (bearerOrNull(new Headers({ authorization: "Basic x" })) !== null) throw new Error();
+ * if (bearerOrNull(new Headers()) !== null) throw new Error();
+ * ```
+ */
+export function bearerOrNull(headers: Headers): string | null {
+  const header = headers.get("authorization");
+  if (header === null || header.trim() === "") return null;
+  try {
+    return bearerCredential(header);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Authenticates a bearer credential outside the router, as the
+ * middleware's bearer branch does: the data plane's door
+ * (lib/server/data_plane.ts).
+ *
+ * @param deps the app dependencies
+ * @param credential the presented credential
+ * @param ctx the request id and client address, for audit entries
+ * @returns the principal
+ * @throws {UnauthorizedError} (401) or {ForbiddenError} (403, a
+ *   `namespace-client` token whose environment is not public)
+ *
+ * @example
+ * ```ts ignore
+ * const p = await authenticateBearer(deps, x.credential, { requestId: x.requestId });
+ * ```
+ */
+export function authenticateBearer(
+  deps: AppDeps,
+  credential: string,
+  ctx: RequestContext,
+): Promise<Principal> {
+  return authenticateCredential(authDeps(deps), credential, ctx);
 }
 
 /**

@@ -28,7 +28,7 @@
 import { type Context as HonoContext, Hono } from "hono";
 import { InvalidRequestError } from "../errors.ts";
 import { evaluateAll, evaluateFlag, type EvaluationResult } from "../flags/evaluate.ts";
-import type { CachedModel } from "../runtime/model_cache.ts";
+import type { Principal } from "../auth/principal.ts";
 import {
   evaluationModel,
   evaluationPreflightAllowed,
@@ -36,42 +36,83 @@ import {
 } from "../services/evaluation.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { parseJsonObject, readBodyBytes } from "./body.ts";
+import { readWholeBody, watchedRequest } from "../net/request_timeout.ts";
 import { EVALUATION_BODY_LIMIT, validateContext } from "./context_input.ts";
-import { applyCors, corsOrigin, preflightResponse } from "./cors.ts";
+import { applyCors, corsOrigin, EXPOSED_HEADERS, preflightResponse } from "./cors.ts";
 import type { Context } from "../flags/conditions.ts";
 import { recordEvaluationEvents } from "../telemetry/evaluation_events.ts";
 
 /**
- * The model to evaluate a request's triple with, and the request's
- * context, through the one service call ({@linkcode evaluationModel}):
- * authorised, rate-limited by the request's Origin, the context read (400)
- * only then, 404 for what does not exist.
+ * The answer of `…/evaluate` (`all` false) or `…/evaluate/all` for an
+ * authenticated caller, through the one service call
+ * ({@linkcode evaluationModel}): authorised, rate-limited by the request's
+ * Origin, the context read (400) only then, 404 for what does not exist;
+ * the evaluations counted ({@linkcode observeEvaluations}); the JSON answer
+ * with `Vary: Origin` and the CORS headers the caller's token earns. The
+ * router's routes and the data plane (lib/http/data_plane.ts) both answer
+ * with it.
  *
- * @param c the hono context, after authentication
  * @param deps the app dependencies
- * @param t the triple evaluated
- * @param read reads the request's input once it is authorised
- * @param minVersion evaluate at least this version
- * @returns the head, the model and the input
+ * @param p the authenticated caller
+ * @param req the request (its body is read here)
+ * @param t the triple of the path
+ * @param all whether every flag is evaluated
+ * @returns the answer
+ * @throws {CfgtoolError} for a refusal or a bad request (the caller shapes it)
  *
  * @example
  * ```ts ignore
- * const { model, input } = await modelForRequest(c, deps, t, () => readContext(c));
+ * return await answerEvaluation(deps, c.get("principal"), c.req.raw, t, false);
  * ```
  */
-export function modelForRequest<T>(
-  c: HonoContext<AppEnv>,
+export async function answerEvaluation(
   deps: AppDeps,
+  p: Principal,
+  req: Request,
   t: Triple,
-  read: () => Promise<T>,
-  minVersion?: number,
-): Promise<CachedModel & { input: T }> {
-  const p = c.get("principal");
-  return evaluationModel(deps, p, t, {
-    input: read,
-    countedOrigin: corsOrigin(p, c.req.header("origin")) ?? "",
-    ...(minVersion === undefined ? {} : { minVersion }),
+  all: boolean,
+): Promise<Response> {
+  const allowed = corsOrigin(p, req.headers.get("origin") ?? undefined);
+  const { model, input } = await evaluationModel(deps, p, t, {
+    input: () => readEvaluationInput(req),
+    countedOrigin: allowed ?? "",
   });
+  let body: string;
+  if (all) {
+    const flags = evaluateAll(model, t.environment, input.context);
+    observeEvaluations(deps, "cfgtool", t, flags, input.context);
+    body = JSON.stringify({ version: model.version, flags });
+  } else {
+    const result = evaluateFlag(model, t.environment, flagOfBody(input.body), input.context);
+    observeEvaluations(deps, "cfgtool", t, result, input.context);
+    body = JSON.stringify(result);
+  }
+  return new Response(body, { headers: jsonHeaders(allowed) });
+}
+
+/**
+ * The headers of a JSON evaluation answer: `Vary: Origin`, and the CORS
+ * headers for an allowed Origin (see lib/http/cors.ts).
+ *
+ * @param allowed the Origin to allow ({@linkcode corsOrigin}), or null
+ * @returns the headers
+ *
+ * @example
+ * ```ts
+ * import { jsonHeaders } from "./evaluate.ts";
+ * if (jsonHeaders(null).vary !== "Origin") throw new Error();
+ * if (jsonHeaders("https://a.example")["access-control-allow-origin"] !== "https://a.example") {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export function jsonHeaders(allowed: string | null): Record<string, string> {
+  return allowed === null ? { "content-type": "application/json", vary: "Origin" } : {
+    "content-type": "application/json",
+    vary: "Origin",
+    "access-control-allow-origin": allowed,
+    "access-control-expose-headers": EXPOSED_HEADERS,
+  };
 }
 
 /**
@@ -159,8 +200,8 @@ export async function readEvaluationBody(req: Request): Promise<EvaluationBody> 
   // times faster than iterating the body stream (the common, hot case).
   const declared = Number(req.headers.get("content-length") ?? NaN);
   const bytes = Number.isInteger(declared) && declared <= EVALUATION_BODY_LIMIT
-    ? new Uint8Array(await req.arrayBuffer())
-    : await readBodyBytes(req, EVALUATION_BODY_LIMIT);
+    ? new Uint8Array(await readWholeBody(req))
+    : await readBodyBytes(watchedRequest(req), EVALUATION_BODY_LIMIT);
   if (bytes.length === 0) return { body: {}, bytes: 0 };
   return { body: parseJsonObject(bytes), bytes: bytes.length };
 }
@@ -243,34 +284,19 @@ export function evaluateRoutes(deps: AppDeps): Hono<AppEnv> {
     applyCors(c.res.headers, corsOrigin(c.get("principal"), c.req.header("origin")));
   });
 
-  async function prepare(c: HonoContext<AppEnv>) {
-    const t: Triple = {
-      tenant: c.req.param("tenant")!,
-      namespace: c.req.param("ns")!,
-      environment: c.req.param("env")!,
-    };
-    const { model, input } = await modelForRequest(
-      c,
-      deps,
-      t,
-      () => readEvaluationInput(c.req.raw),
-    );
-    return { t, body: input.body, context: input.context, model };
-  }
-
-  app.post("/evaluate", async (c) => {
-    const { t, body, context, model } = await prepare(c);
-    const result = evaluateFlag(model, t.environment, flagOfBody(body), context);
-    observeEvaluations(deps, "cfgtool", t, result, context);
-    return c.json(result);
+  const tripleOf = (c: HonoContext<AppEnv>): Triple => ({
+    tenant: c.req.param("tenant")!,
+    namespace: c.req.param("ns")!,
+    environment: c.req.param("env")!,
   });
-
-  app.post("/evaluate/all", async (c) => {
-    const { t, context, model } = await prepare(c);
-    const flags = evaluateAll(model, t.environment, context);
-    observeEvaluations(deps, "cfgtool", t, flags, context);
-    return c.json({ version: model.version, flags });
-  });
+  app.post(
+    "/evaluate",
+    (c) => answerEvaluation(deps, c.get("principal"), c.req.raw, tripleOf(c), false),
+  );
+  app.post(
+    "/evaluate/all",
+    (c) => answerEvaluation(deps, c.get("principal"), c.req.raw, tripleOf(c), true),
+  );
 
   return app;
 }

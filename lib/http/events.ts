@@ -21,7 +21,7 @@ import {
   type ResumeHint,
 } from "../protocol/subscription.ts";
 import { CfgtoolError, InvalidRequestError } from "../errors.ts";
-import { sseHeaders } from "../events/sse.ts";
+import { SSE_HEADERS } from "../events/sse.ts";
 import { admitEventStream } from "../services/streams.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 
@@ -44,12 +44,14 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
   const hub = deps.runtime.hub;
   const app = new Hono<AppEnv>();
   app.get("/", async (c) => {
-    const url = new URL(c.req.url);
-    if (queryBytes(url.search) > MAX_QUERY_BYTES) return c.body(null, 414);
+    const url = c.req.url; // absolute, as the runtime gives it (no fragment)
+    const q = url.indexOf("?");
+    if (q >= 0 && queryBytes(url.slice(q)) > MAX_QUERY_BYTES) return c.body(null, 414);
     const principal = c.get("principal");
     const subs = parseSubscriptions(c.req.queries("ns") ?? []);
     const tenant = connectionTenant(principal, subs);
-    await admitEventStream(deps, principal, tenant, subs.map((s) => s.slug));
+    const slugs = subs.map((s) => s.slug);
+    await admitEventStream(deps, principal, tenant, slugs);
     const hints = resumeHints(c, tenant);
     const credentialId = principal.kind === "token" ? principal.token.id : principal.session_id;
     const body = await hub.open({
@@ -61,19 +63,41 @@ export function eventRoutes(deps: AppDeps): Hono<AppEnv> {
         deps.runtime.guard.watch(
           credentialId,
           close,
-          subs.map((s) => ({ action: "manifest.read", target: { tenant, namespace: s.slug } })),
+          slugs.map((namespace) => ({ action: "manifest.read", target: { tenant, namespace } })),
         ),
       tenant,
-      origin: deps.publicUrl ?? url.origin,
+      origin: deps.publicUrl ?? originOf(url),
       namespaces: subs.map((s) => ({
         slug: s.slug,
         flags: s.flags,
         hint: hints.get(s.slug) ?? null,
       })),
     });
-    return new Response(body, { status: 200, headers: sseHeaders() });
+    return new Response(body, { status: 200, headers: SSE_HEADERS });
   });
   return app;
+}
+
+/**
+ * Scheme and host of an absolute request URL as the runtime gives it
+ * (already normalised: what `new URL(url).origin` answers, without
+ * parsing the URL once more per stream).
+ *
+ * @param url the request's URL
+ * @returns `scheme://host[:port]`
+ *
+ * @example
+ * ```ts
+ * import { originOf } from "./events.ts";
+ * const url = "http://127.0.0.1:8080/api/v1/events?ns=web:*";
+ * if (originOf(url) !== new URL(url).origin) throw new Error(originOf(url));
+ * if (originOf("https://[::1]:8443/x") !== "https://[::1]:8443") throw new Error();
+ * ```
+ */
+export function originOf(url: string): string {
+  const host = url.indexOf("//") + 2;
+  const path = url.indexOf("/", host);
+  return path < 0 ? url : url.slice(0, path);
 }
 
 const encoder = new TextEncoder();

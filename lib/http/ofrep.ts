@@ -55,7 +55,6 @@
  * @module
  */
 import { Hono } from "hono";
-import type { Context as HonoContext } from "hono";
 import type { Context } from "../flags/conditions.ts";
 import { murmur3, murmur3Finalize, murmur3MixBlock } from "../flags/bucket.ts";
 import { etagMatches } from "../protocol/etag.ts";
@@ -64,12 +63,11 @@ import type { AppDeps, AppEnv } from "./deps.ts";
 import { authenticate, presentedClientToken } from "./authn.ts";
 import { InvalidContextError, validateContext } from "./context_input.ts";
 import { applyCors, corsOrigin, preflightResponse } from "./cors.ts";
-import { modelForRequest, observeEvaluations, readEvaluationBody } from "./evaluate.ts";
-import { ofrepPreflightAllowed, type Triple } from "../services/evaluation.ts";
+import { jsonHeaders, observeEvaluations, readEvaluationBody } from "./evaluate.ts";
+import { evaluationModel, ofrepPreflightAllowed, type Triple } from "../services/evaluation.ts";
+import type { Principal } from "../auth/principal.ts";
 import { eventStreamUrl, ofrepEventRoutes } from "./ofrep_events.ts";
 import { OfrepError, ofrepErrorHandler } from "./ofrep_errors.ts";
-
-type Ctx = HonoContext<AppEnv>;
 
 /**
  * The context of an OFREP request with `targetingKey` copied to
@@ -213,21 +211,21 @@ export function refetchVersion(url: URL): number | undefined {
  * `X-Cfgtool-Tenant`, `X-Cfgtool-Namespace` and `X-Cfgtool-Environment`
  * headers. Shared with the relay's OFREP routes.
  *
- * @param c the request, its principal set
+ * @param p the authenticated caller
+ * @param headers the request's headers
  * @returns the triple (a client token's binding check is the caller's)
  * @throws {OfrepError} `GENERAL` when a non-client principal names no triple
  *
  * @example
  * ```ts ignore
- * const t = ofrepTriple(c);
+ * const t = ofrepTriple(c.get("principal"), c.req.raw.headers);
  * ```
  */
-export function ofrepTriple(c: Ctx): Triple {
-  const p = c.get("principal");
+export function ofrepTriple(p: Principal, headers: Headers): Triple {
   const named = {
-    tenant: c.req.header("x-cfgtool-tenant"),
-    namespace: c.req.header("x-cfgtool-namespace"),
-    environment: c.req.header("x-cfgtool-environment"),
+    tenant: headers.get("x-cfgtool-tenant") ?? undefined,
+    namespace: headers.get("x-cfgtool-namespace") ?? undefined,
+    environment: headers.get("x-cfgtool-environment") ?? undefined,
   };
   if (p.kind === "token" && p.token.type === "namespace-client") {
     return {
@@ -272,17 +270,17 @@ export async function readOfrepContext(req: Request): Promise<Context> {
   return ofrepContext(validateContext(body.context, { bodyBytes: bytes }));
 }
 
-/** `res` with the CORS headers the request's principal and Origin earn. */
-function withCors(c: Ctx, res: Response): Response {
-  applyCors(res.headers, corsOrigin(c.get("principal"), c.req.header("origin")));
-  return res;
+/** The Origin the caller's token allows for this request, or null (lib/http/cors.ts). */
+function allowedOrigin(p: Principal | undefined, req: Request): string | null {
+  return corsOrigin(p, req.headers.get("origin") ?? undefined);
 }
 
 /**
  * The answer of `POST /ofrep/v1/evaluate/flags/{key}` for one engine result
  * (with CORS headers); shared with the relay.
  *
- * @param c the request
+ * @param p the authenticated caller
+ * @param req the request
  * @param key the flag key of the path
  * @param t the evaluated triple (named in the not-found message)
  * @param r the engine's result
@@ -291,11 +289,12 @@ function withCors(c: Ctx, res: Response): Response {
  *
  * @example
  * ```ts ignore
- * return ofrepFlagResponse(c, key, t, evaluateFlag(model, t.environment, key, context));
+ * return ofrepFlagResponse(p, c.req.raw, key, t, evaluateFlag(model, t.environment, key, context));
  * ```
  */
 export function ofrepFlagResponse(
-  c: Ctx,
+  p: Principal,
+  req: Request,
   key: string,
   t: Triple,
   r: EvaluationResult,
@@ -323,12 +322,9 @@ export function ofrepFlagResponse(
       ? { version: r.version }
       : { version: r.version, ruleIndex: r.rule_index },
   };
-  return withCors(
-    c,
-    new Response(JSON.stringify(body), {
-      headers: { "content-type": "application/json", "cache-control": "private, no-cache" },
-    }),
-  );
+  const headers = jsonHeaders(allowedOrigin(p, req));
+  headers["cache-control"] = "private, no-cache";
+  return new Response(JSON.stringify(body), { headers });
 }
 
 /**
@@ -336,7 +332,8 @@ export function ofrepFlagResponse(
  * ETag and `X-Cfgtool-Version`, or a 304 when `If-None-Match` names the
  * ETag (with CORS headers); shared with the relay.
  *
- * @param c the request
+ * @param p the authenticated caller
+ * @param req the request
  * @param results flag key → result, in key order
  * @param version the evaluated manifest version
  * @param streamUrl the event-stream URL, or null
@@ -344,11 +341,12 @@ export function ofrepFlagResponse(
  *
  * @example
  * ```ts ignore
- * return ofrepBulkResponse(c, evaluateAll(model, t.environment, context), model.version, null);
+ * return ofrepBulkResponse(p, c.req.raw, evaluateAll(model, t.environment, context), model.version, null);
  * ```
  */
 export function ofrepBulkResponse(
-  c: Ctx,
+  p: Principal,
+  req: Request,
   results: Record<string, EvaluationResult>,
   version: number,
   streamUrl: string | null,
@@ -359,11 +357,87 @@ export function ofrepBulkResponse(
     "cache-control": "private, no-cache",
     "x-cfgtool-version": String(version),
   });
-  if (etagMatches(c.req.header("if-none-match"), etag)) {
-    return withCors(c, new Response(null, { status: 304, headers }));
+  applyCors(headers, allowedOrigin(p, req));
+  if (etagMatches(req.headers.get("if-none-match") ?? undefined, etag)) {
+    return new Response(null, { status: 304, headers });
   }
   headers.set("content-type", "application/json");
-  return withCors(c, new Response(body, { headers }));
+  return new Response(body, { headers });
+}
+
+/**
+ * The answer of `POST /ofrep/v1/evaluate/flags/{key}` for an
+ * authenticated caller: the triple (its token's binding, or the
+ * `X-Cfgtool-*` headers), the model through the one service call
+ * (authorised, rate-limited, the context read only then), the evaluation
+ * counted. The router's route and the data plane (lib/http/data_plane.ts)
+ * both answer with it.
+ *
+ * @param deps the app dependencies
+ * @param p the authenticated caller
+ * @param req the request (its body is read here)
+ * @param key the flag key of the path
+ * @returns the answer
+ * @throws {OfrepError} or {CfgtoolError} (the caller shapes it as OFREP's)
+ *
+ * @example
+ * ```ts ignore
+ * return await answerOfrepFlag(deps, c.get("principal"), c.req.raw, c.req.param("key"));
+ * ```
+ */
+export async function answerOfrepFlag(
+  deps: AppDeps,
+  p: Principal,
+  req: Request,
+  key: string,
+): Promise<Response> {
+  const t = ofrepTriple(p, req.headers);
+  const { model, input: context } = await evaluationModel(deps, p, t, {
+    input: () => readOfrepContext(req),
+    countedOrigin: allowedOrigin(p, req) ?? "",
+  });
+  const r = evaluateFlag(model, t.environment, key, context);
+  observeEvaluations(deps, "ofrep", t, r, context);
+  return ofrepFlagResponse(p, req, key, t, r);
+}
+
+/**
+ * The answer of `POST /ofrep/v1/evaluate/flags` for an authenticated
+ * caller: every flag of the triple, with the ETag, `X-Cfgtool-Version`, a
+ * 304 for a matching `If-None-Match`, and the event-stream URL for a
+ * `namespace-client` token. Shared by the router's route and the data
+ * plane.
+ *
+ * @param deps the app dependencies
+ * @param p the authenticated caller
+ * @param req the request (its body is read here)
+ * @param clientToken the `namespace-client` token as presented, or null
+ * @returns the answer
+ * @throws {OfrepError} or {CfgtoolError} (the caller shapes it as OFREP's)
+ *
+ * @example
+ * ```ts ignore
+ * return await answerOfrepBulk(deps, c.get("principal"), c.req.raw, presentedClientToken(c));
+ * ```
+ */
+export async function answerOfrepBulk(
+  deps: AppDeps,
+  p: Principal,
+  req: Request,
+  clientToken: string | null,
+): Promise<Response> {
+  const t = ofrepTriple(p, req.headers);
+  const q = req.url.indexOf("?");
+  const minVersion = q === -1 ? undefined : refetchVersion(new URL(req.url));
+  const { model, input: context } = await evaluationModel(deps, p, t, {
+    input: () => readOfrepContext(req),
+    countedOrigin: allowedOrigin(p, req) ?? "",
+    ...(minVersion === undefined ? {} : { minVersion }),
+  });
+  const results = evaluateAll(model, t.environment, context);
+  observeEvaluations(deps, "ofrep", t, results, context);
+  const streamUrl = clientToken === null ? null : eventStreamUrl(req, clientToken, deps.publicUrl);
+  return ofrepBulkResponse(p, req, results, model.version, streamUrl);
 }
 
 /**
@@ -385,38 +459,16 @@ export function ofrepRoutes(deps: AppDeps): Hono<AppEnv> {
 
   const authn = authenticate(deps, { from: ["bearer"] }); // preflights (OPTIONS) carry none
 
-  app.post("/evaluate/flags/:key", authn, async (c) => {
-    const key = c.req.param("key");
-    const t = ofrepTriple(c);
-    const { model, input: context } = await modelForRequest(
-      c,
-      deps,
-      t,
-      () => readOfrepContext(c.req.raw),
-    );
-    const r = evaluateFlag(model, t.environment, key, context);
-    observeEvaluations(deps, "ofrep", t, r, context);
-    return ofrepFlagResponse(c, key, t, r);
-  });
-
-  app.post("/evaluate/flags", authn, async (c) => {
-    const t = ofrepTriple(c);
-    const url = new URL(c.req.url);
-    const { model, input: context } = await modelForRequest(
-      c,
-      deps,
-      t,
-      () => readOfrepContext(c.req.raw),
-      refetchVersion(url),
-    );
-    const results = evaluateAll(model, t.environment, context);
-    observeEvaluations(deps, "ofrep", t, results, context);
-    const clientToken = presentedClientToken(c);
-    const streamUrl = clientToken === null
-      ? null
-      : eventStreamUrl(c.req.raw, clientToken, deps.publicUrl);
-    return ofrepBulkResponse(c, results, model.version, streamUrl);
-  });
+  app.post(
+    "/evaluate/flags/:key",
+    authn,
+    (c) => answerOfrepFlag(deps, c.get("principal"), c.req.raw, c.req.param("key")),
+  );
+  app.post(
+    "/evaluate/flags",
+    authn,
+    (c) => answerOfrepBulk(deps, c.get("principal"), c.req.raw, presentedClientToken(c)),
+  );
 
   for (const path of ["/evaluate/flags", "/evaluate/flags/:key"]) {
     app.options(path, async (c) => {

@@ -53,6 +53,7 @@ import { DEFAULT_SETTINGS } from "../settings.ts";
 import type { Logger } from "../log.ts";
 import {
   type BodyWatch,
+  deferBodyWatch,
   mayHaveBody,
   RequestTimeoutError,
   requestTimeoutResponse,
@@ -119,6 +120,15 @@ export interface BoundedServeOptions {
    * {@linkcode requestTimeoutResponse}).
    */
   requestTimeoutResponse?: (err: RequestTimeoutError, req: Request) => Response;
+  /**
+   * The handler reads bodies through {@linkcode readWholeBody}, and passes
+   * any other request through {@linkcode watchedRequest} before its body is
+   * read in some other way (default false: every request with a body is
+   * watched in place before the handler sees it). The watch then costs
+   * nothing on the requests the handler reads itself (the data plane of
+   * lib/http/data_plane.ts); the deadline and the 408 are the same.
+   */
+  handlerWatchesBodies?: boolean;
 }
 
 type ServeOnConnection = (
@@ -232,6 +242,7 @@ export function serveBounded(
   const requestTimeoutMs = limits.requestTimeoutMs ?? DEFAULT_SETTINGS.requestTimeoutMs;
   // The first head is part of the first request: the request timeout bounds it too.
   const headTimeoutMs = Math.min(limits.headerTimeoutMs, requestTimeoutMs);
+  const deferWatch = options.handlerWatchesBodies === true;
   const renderTimeout = options.requestTimeoutResponse ??
     ((err: RequestTimeoutError) => requestTimeoutResponse(err));
 
@@ -362,7 +373,7 @@ export function serveBounded(
       /** `t.started` when the answer was sent, if it was. */
       let startedWhenSent: number | undefined;
       const names: RequestNames = { remote: t.remote, method: req.method, url: req.url };
-      const watch = watchBody(req, deadline, (err) => {
+      const watch = (deferWatch ? deferBodyWatch : watchBody)(req, deadline, (err) => {
         if (!answered) {
           timedOut = true;
           resolve(timeoutAnswer(t, req, info, names, err));
@@ -404,11 +415,12 @@ export function serveBounded(
     };
     const wrapped: ConnectionHandler = (req, info) => {
       // the first request's time runs from the accept; a later head's start cannot be seen
-      const started = t.served ? performance.now() : t.accepted;
+      const now = performance.now();
+      const started = t.served ? now : t.accepted;
       t.inFlight++;
       t.started++;
       t.served = true;
-      const exchange: Exchange = { started: performance.now(), answer: undefined };
+      const exchange: Exchange = { started: now, answer: undefined };
       t.exchanges.add(exchange);
       const ended = () => {
         t.exchanges.delete(exchange);

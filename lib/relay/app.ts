@@ -12,6 +12,7 @@ import { errorResponse } from "../http/errors.ts";
 import { guardPathIdentifiers } from "../http/params.ts";
 import { presentedBearer } from "../http/authn.ts";
 import { clientIp, clientIpField } from "../http/client_ip.ts";
+import { logRequest, requestIdOf } from "../http/request_log.ts";
 import type { AppEnv } from "../http/deps.ts";
 import { clientAbortResponse, isClientAbort } from "../net/client_abort.ts";
 import { ScrapeAccess } from "../metrics/scrape_access.ts";
@@ -59,28 +60,21 @@ export function createRelayApp(deps: RelayDeps, options: RelayAppOptions = {}): 
   const app = new Hono<AppEnv>();
   const scrape = new ScrapeAccess(options.metricsToken);
   app.use("*", async function requestContext(c, next) {
-    const incoming = c.req.header("x-request-id");
-    const id = incoming && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
+    const id = requestIdOf(c.req.header("x-request-id"));
     c.set("requestId", id);
     const started = performance.now();
     await next();
     c.res.headers.set("x-request-id", id);
     c.res.headers.set("server", SERVER_HEADER);
-    const principal = c.get("principal");
     deps.metrics.request(c.req.method, c.res.status);
-    deps.log("info", "request", {
-      request_id: id,
+    logRequest(deps.log, {
+      requestId: id,
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
-      ...clientIpField(c), // only with --trusted-proxy
-      ...(principal?.kind === "token"
-        ? {
-          principal_type: principal.token.type === "namespace-client" ? "client" : "service",
-          principal_id: principal.token.id,
-        }
-        : {}),
+      started,
+      clientIp: clientIpField(c).client_ip, // only with --trusted-proxy
+      principal: c.get("principal"),
     });
   });
   app.onError((err, c) =>

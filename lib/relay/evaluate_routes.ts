@@ -24,7 +24,8 @@ import { ForbiddenError, NotFoundError } from "../errors.ts";
 import { assertEnvironment, evaluateAll, evaluateFlag } from "../flags/evaluate.ts";
 import type { CompiledModel } from "../flags/evaluate.ts";
 import type { AppEnv } from "../http/deps.ts";
-import { flagOfBody, readEvaluationInput } from "../http/evaluate.ts";
+import { flagOfBody, jsonHeaders, readEvaluationInput } from "../http/evaluate.ts";
+import type { Principal } from "../auth/principal.ts";
 import { applyCors, corsOrigin, preflightResponse } from "../http/cors.ts";
 import {
   ofrepBulkResponse,
@@ -53,13 +54,109 @@ type Triple = Required<ReadTarget>;
  */
 async function prepare<T>(
   deps: RelayDeps,
-  c: Ctx,
+  v: Verdict,
   t: Triple,
   read: () => Promise<T>,
 ): Promise<{ model: CompiledModel; input: T }> {
-  assertMayEvaluate(verdictOf(c), t, (a, b, e) => deps.holdings.isPublic(a, b, e));
+  assertMayEvaluate(v, t, (a, b, e) => deps.holdings.isPublic(a, b, e));
   const input = await read();
   return { model: modelOf(deps, t), input };
+}
+
+/**
+ * The relay's answer to `…/evaluate` (`all` false) or `…/evaluate/all`
+ * for a caller with a verdict: the service's JSON with `Vary: Origin` and
+ * the CORS headers the caller's token earns. The relay's routes and its
+ * data plane (lib/relay/data_plane.ts) both answer with it.
+ *
+ * @param deps the relay's dependencies
+ * @param v the caller's verdict
+ * @param p the caller as a principal
+ * @param req the request (its body is read here)
+ * @param t the triple of the path
+ * @param all whether every flag is evaluated
+ * @returns the answer
+ * @throws {CfgtoolError} for a refusal or a bad request (the caller shapes it)
+ *
+ * @example
+ * ```ts ignore
+ * return await relayEvaluation(deps, verdictOf(c), c.get("principal"), c.req.raw, t, false);
+ * ```
+ */
+export async function relayEvaluation(
+  deps: RelayDeps,
+  v: Verdict,
+  p: Principal,
+  req: Request,
+  t: Triple,
+  all: boolean,
+): Promise<Response> {
+  const { model, input } = await prepare(deps, v, t, () => readEvaluationInput(req));
+  const body = all
+    ? { version: model.version, flags: evaluateAll(model, t.environment, input.context) }
+    : evaluateFlag(model, t.environment, flagOfBody(input.body), input.context);
+  const allowed = corsOrigin(p, req.headers.get("origin") ?? undefined);
+  return new Response(JSON.stringify(body), { headers: jsonHeaders(allowed) });
+}
+
+/**
+ * The relay's answer to `POST /ofrep/v1/evaluate/flags/{key}`, shared by
+ * its route and its data plane.
+ *
+ * @param deps the relay's dependencies
+ * @param v the caller's verdict
+ * @param p the caller as a principal
+ * @param req the request (its body is read here)
+ * @param key the flag key of the path
+ * @returns the answer
+ * @throws {OfrepError} or {CfgtoolError} (the caller shapes it as OFREP's)
+ *
+ * @example
+ * ```ts ignore
+ * return await relayOfrepFlag(deps, verdictOf(c), c.get("principal"), c.req.raw, key);
+ * ```
+ */
+export async function relayOfrepFlag(
+  deps: RelayDeps,
+  v: Verdict,
+  p: Principal,
+  req: Request,
+  key: string,
+): Promise<Response> {
+  const t = ofrepTriple(p, req.headers);
+  const { model, input: context } = await prepare(deps, v, t, () => readOfrepContext(req));
+  return ofrepFlagResponse(p, req, key, t, evaluateFlag(model, t.environment, key, context));
+}
+
+/**
+ * The relay's answer to `POST /ofrep/v1/evaluate/flags`, shared by its
+ * route and its data plane.
+ *
+ * @param deps the relay's dependencies
+ * @param v the caller's verdict
+ * @param p the caller as a principal
+ * @param req the request (its body is read here)
+ * @param clientToken the `namespace-client` token as presented, or null
+ * @returns the answer
+ * @throws {OfrepError} or {CfgtoolError} (the caller shapes it as OFREP's)
+ *
+ * @example
+ * ```ts ignore
+ * return await relayOfrepBulk(deps, verdictOf(c), c.get("principal"), c.req.raw, null);
+ * ```
+ */
+export async function relayOfrepBulk(
+  deps: RelayDeps,
+  v: Verdict,
+  p: Principal,
+  req: Request,
+  clientToken: string | null,
+): Promise<Response> {
+  const t = ofrepTriple(p, req.headers);
+  const { model, input: context } = await prepare(deps, v, t, () => readOfrepContext(req));
+  const results = evaluateAll(model, t.environment, context);
+  const streamUrl = clientToken === null ? null : eventStreamUrl(req, clientToken, deps.publicUrl);
+  return ofrepBulkResponse(p, req, results, model.version, streamUrl);
 }
 
 function modelOf(deps: RelayDeps, t: Triple): CompiledModel {
@@ -105,26 +202,24 @@ export function relayEvaluateRoutes(deps: RelayDeps): Hono<AppEnv> {
     namespace: c.req.param("ns")!,
     environment: c.req.param("env")!,
   });
-  const readContext = (c: Ctx) => () => readEvaluationInput(c.req.raw);
   app.use("*", async function evaluationCors(c, next) {
     await next();
-    if (c.req.method !== "OPTIONS") {
-      applyCors(c.res.headers, corsOrigin(c.get("principal"), c.req.header("origin")));
+    // a refused credential gets no CORS header and no Vary, as at the service
+    const p = c.get("principal");
+    if (c.req.method !== "OPTIONS" && p !== undefined) {
+      applyCors(c.res.headers, corsOrigin(p, c.req.header("origin")));
     }
   });
-  app.post("/evaluate", authn, async (c) => {
-    const t = tripleOf(c);
-    const { model, input } = await prepare(deps, c, t, readContext(c));
-    return c.json(evaluateFlag(model, t.environment, flagOfBody(input.body), input.context));
-  });
-  app.post("/evaluate/all", authn, async (c) => {
-    const t = tripleOf(c);
-    const { model, input } = await prepare(deps, c, t, readContext(c));
-    return c.json({
-      version: model.version,
-      flags: evaluateAll(model, t.environment, input.context),
-    });
-  });
+  app.post(
+    "/evaluate",
+    authn,
+    (c) => relayEvaluation(deps, verdictOf(c), c.get("principal"), c.req.raw, tripleOf(c), false),
+  );
+  app.post(
+    "/evaluate/all",
+    authn,
+    (c) => relayEvaluation(deps, verdictOf(c), c.get("principal"), c.req.raw, tripleOf(c), true),
+  );
   for (const path of ["/evaluate", "/evaluate/all"]) {
     app.options(path, (c) => {
       const origin = c.req.header("origin");
@@ -151,27 +246,16 @@ export function relayOfrepRoutes(deps: RelayDeps): { app: Hono<AppEnv>; streams:
   app.onError(ofrepErrorHandler(deps.log));
   const authn = relayAuthn(deps, { from: "bearer" });
 
-  const readContext = (c: Ctx) => () => readOfrepContext(c.req.raw);
-
-  app.post("/evaluate/flags/:key", authn, async (c) => {
-    const key = c.req.param("key");
-    const t = ofrepTriple(c);
-    const { model, input: context } = await prepare(deps, c, t, readContext(c));
-    return ofrepFlagResponse(c, key, t, evaluateFlag(model, t.environment, key, context));
-  });
-
-  app.post("/evaluate/flags", authn, async (c) => {
-    const t = ofrepTriple(c);
-    const { model, input: context } = await prepare(deps, c, t, readContext(c));
-    const results = evaluateAll(model, t.environment, context);
+  app.post(
+    "/evaluate/flags/:key",
+    authn,
+    (c) => relayOfrepFlag(deps, verdictOf(c), c.get("principal"), c.req.raw, c.req.param("key")),
+  );
+  app.post("/evaluate/flags", authn, (c) => {
     const p = c.get("principal");
-    const clientToken = p.kind === "token" && p.token.type === "namespace-client"
-      ? presentedCredential(c, "bearer")
-      : null;
-    const streamUrl = clientToken === null
-      ? null
-      : eventStreamUrl(c.req.raw, clientToken, deps.publicUrl);
-    return ofrepBulkResponse(c, results, model.version, streamUrl);
+    const client = p.kind === "token" && p.token.type === "namespace-client";
+    const clientToken = client ? presentedCredential(c, "bearer") : null;
+    return relayOfrepBulk(deps, verdictOf(c), p, c.req.raw, clientToken);
   });
 
   for (const path of ["/evaluate/flags", "/evaluate/flags/:key"]) {

@@ -19,8 +19,11 @@ import { serveBounded } from "../net/bounded_server.ts";
 import { raiseDescriptorLimit } from "../net/fd_limit.ts";
 import { errorResponse } from "../http/errors.ts";
 import { fetchEnv } from "../http/client_ip.ts";
+import { watchedRequest } from "../net/request_timeout.ts";
 import { TrustedProxies, TrustedProxyError } from "../net/trusted_proxies.ts";
 import { createRelayApp } from "./app.ts";
+import { createRelayDataPlane } from "./data_plane.ts";
+import type { RelayDeps } from "./deps.ts";
 import { ClosureDisk } from "./disk.ts";
 import { Follower } from "./follower.ts";
 import { Holdings } from "./holdings.ts";
@@ -164,7 +167,7 @@ async function relayWith(options: RelayOptions, log: Logger): Promise<void> {
   });
   const shutdown = new AbortController();
   const settings = resolveSettings({});
-  const app = createRelayApp({
+  const relayDeps: RelayDeps = {
     upstream: upstreamUrl,
     ...(options.publicUrl ? { publicUrl: trimTrailing(options.publicUrl, "/") } : {}),
     holdings,
@@ -183,12 +186,21 @@ async function relayWith(options: RelayOptions, log: Logger): Promise<void> {
         lastError: follower.lastDiscoveryError,
       };
     },
-  }, options.metricsToken ? { metricsToken: options.metricsToken } : {});
+  };
+  const app = createRelayApp(
+    relayDeps,
+    options.metricsToken ? { metricsToken: options.metricsToken } : {},
+  );
+  // evaluation and OFREP with a bearer credential: answered before the router
+  const plane = createRelayDataPlane(relayDeps);
 
   const stop = new AbortController();
   const http = serveBounded(
     listener,
-    (req, info) => app.fetch(req, fetchEnv(req, info, proxies)),
+    (req, info) => {
+      const env = fetchEnv(req, info, proxies);
+      return plane(req, env) ?? app.fetch(watchedRequest(req), env);
+    },
     {
       limits: {
         headerTimeoutMs: settings.headerTimeoutMs,
@@ -201,6 +213,7 @@ async function relayWith(options: RelayOptions, log: Logger): Promise<void> {
       log,
       signal: stop.signal,
       requestTimeoutResponse: (err) => errorResponse(err, crypto.randomUUID(), log),
+      handlerWatchesBodies: true, // the data plane reads its bodies; the router gets watchedRequest()
     },
   );
   const onAbort = () => {

@@ -7,9 +7,9 @@
  */
 import { Hono } from "hono";
 import { NotFoundError } from "../errors.ts";
-import type { Principal } from "../auth/principal.ts";
 import { errorPageResponse, errorResponse, wantsErrorPage } from "../http/errors.ts";
 import { clientIpField } from "../http/client_ip.ts";
+import { logRequest, requestIdOf } from "../http/request_log.ts";
 import { clientAbortResponse, isClientAbort } from "../net/client_abort.ts";
 import { guardPathIdentifiers } from "../http/params.ts";
 import { healthRoutes } from "../http/health.ts";
@@ -59,22 +59,20 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", observeRequests(deps.runtime.metrics)); // first: its time covers everything
   app.use("*", async function requestContext(c, next) {
-    const incoming = c.req.header("x-request-id");
-    const id = incoming && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
+    const id = requestIdOf(c.req.header("x-request-id"));
     c.set("requestId", id);
     const started = performance.now();
     await next();
     c.res.headers.set("x-request-id", id);
     c.res.headers.set("server", SERVER_HEADER); // every answer, errors included
-    const principal = c.get("principal");
-    deps.log("info", "request", {
-      request_id: id,
+    logRequest(deps.log, {
+      requestId: id,
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
-      ...clientIpField(c), // only with --trusted-proxy
-      ...(principal ? principalFields(principal) : {}),
+      started,
+      clientIp: clientIpField(c).client_ip, // only with --trusted-proxy
+      principal: c.get("principal"),
     });
   });
   app.onError((err, c) =>
@@ -119,13 +117,4 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/api/v1", closureRoutes(deps)); // own auth: bearer or signed token
   app.route("/api/v1", api);
   return app;
-}
-
-/** Who made a request, as access logs record it (ids only, never secrets). */
-function principalFields(p: Principal): Record<string, unknown> {
-  if (p.kind === "session") return { principal_type: "user", principal_id: p.user_id };
-  return {
-    principal_type: p.token.type === "namespace-client" ? "client" : "service",
-    principal_id: p.token.id,
-  };
 }

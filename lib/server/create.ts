@@ -10,7 +10,8 @@
  */
 import { trimTrailing } from "../ascii.ts";
 import { createApp } from "./app.ts";
-import type { MailSettings } from "../http/deps.ts";
+import { createDataPlane } from "./data_plane.ts";
+import type { AppDeps, MailSettings } from "../http/deps.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { resolveSettings, type ServiceSettings } from "../settings.ts";
 import { Runtime } from "../runtime/runtime.ts";
@@ -22,6 +23,7 @@ import { instrumentKv } from "../telemetry/instrumented_kv.ts";
 import { startQueueWork } from "../services/queue_work.ts";
 import { TrustedProxies } from "../net/trusted_proxies.ts";
 import { fetchEnv } from "../http/client_ip.ts";
+import { watchedRequest } from "../net/request_timeout.ts";
 
 /** Options of {@linkcode createServer}. */
 export interface ServerOptions {
@@ -104,7 +106,7 @@ export function createServer(options: ServerOptions): FlagServer {
     settings,
     ...(options.startWorkers ? { startWorkers: true } : {}),
   });
-  const app = createApp({
+  const appDeps: AppDeps = {
     kv,
     key: options.key,
     log,
@@ -112,7 +114,11 @@ export function createServer(options: ServerOptions): FlagServer {
     runtime,
     ...(options.publicUrl ? { publicUrl: trimTrailing(options.publicUrl, "/") } : {}),
     ...(options.mail ? { mail: options.mail } : {}),
-  });
+  };
+  const app = createApp(appDeps);
+  // evaluation and OFREP with a bearer credential: answered before the router
+  const plane = createDataPlane(appDeps);
+  const proxies = options.trustedProxies ?? TrustedProxies.NONE;
   // scheduled applies and webhook deliveries, from the installation's queue
   const queueWork = startQueueWork({ kv, key: options.key, runtime }, {
     settings,
@@ -133,8 +139,10 @@ export function createServer(options: ServerOptions): FlagServer {
   // sign-ins made before the people index existed, read once per store
   const peopleBackfill = startPeopleBackfill(kv, { log });
   return {
-    fetch: (req, info) =>
-      app.fetch(req, fetchEnv(req, info, options.trustedProxies ?? TrustedProxies.NONE)),
+    fetch: (req, info) => {
+      const env = fetchEnv(req, info, proxies);
+      return plane(req, env) ?? app.fetch(watchedRequest(req), env);
+    },
     runtime,
     close: async () => {
       runtime.close();

@@ -200,6 +200,7 @@ async function serveWith(options: ServeOptions, log: Logger): Promise<void> {
     signal: stop.signal,
     // the service's own error envelope (a fresh request id: the handler never answered)
     requestTimeoutResponse: (err) => errorResponse(err, crypto.randomUUID(), log),
+    handlerWatchesBodies: true, // the data plane reads its bodies; the router gets watchedRequest()
     ...(pair ? { tls: { cert: pair.cert, key: pair.key } } : {}),
   });
   const addr = { hostname: listener.addr.hostname, port: listener.addr.port };

@@ -16,6 +16,7 @@
  */
 import { auditReadScope } from "../auth/audit_access.ts";
 import { can } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import type { Principal } from "../auth/principal.ts";
 import { AUDIT_EVENT_TYPES, type AuditEntry, type AuditQuery, listAudit } from "../store/audit.ts";
 import { listNamespaces } from "../store/namespaces.ts";
@@ -265,7 +266,11 @@ export async function tenantAuditLog(
   }
   const namespaces: string[] = [];
   for (const ns of await listNamespaces(kv, tenant)) {
-    if (await can(kv, principal, "namespace.read", { tenant, namespace: ns.slug })) {
+    if (
+      await can(kv, principal, "namespace.read", { tenant, namespace: ns.slug }, {
+        memo: memoOf(deps),
+      })
+    ) {
       namespaces.push(ns.slug);
     }
   }

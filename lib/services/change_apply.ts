@@ -35,6 +35,7 @@
  */
 import type { RequestContext } from "../auth/deps.ts";
 import { authorize, can } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import type { Principal } from "../auth/principal.ts";
 import { principalId } from "../auth/principal.ts";
 import {
@@ -217,14 +218,14 @@ async function mustApply(
   r: ChangeRequestRecord,
 ): Promise<void> {
   const target = { tenant: ref.tenant, namespace: ref.namespace };
-  if (await can(deps.kv, principal, "change.apply", target)) return;
+  if (await can(deps.kv, principal, "change.apply", target, { memo: memoOf(deps) })) return;
   if (principalId(principal) === r.author_id) {
-    if (await can(deps.kv, principal, "manifest.write", target)) return;
+    if (await can(deps.kv, principal, "manifest.write", target, { memo: memoOf(deps) })) return;
     throw new ForbiddenError(
       "You may propose changes but not make them: an admin of the namespace applies your request",
     );
   }
-  await authorize(deps.kv, principal, "change.apply", target); // the refusal, with its reason
+  await authorize(deps.kv, principal, "change.apply", target, { memo: memoOf(deps) }); // the refusal, with its reason
 }
 
 /**
@@ -740,8 +741,8 @@ export function openRollout(
     if (opened.status !== "approved") return opened;
     // no approval needed: it starts at once when its author may apply it (else an admin applies it)
     const target = { tenant: ref.tenant, namespace: ref.namespace };
-    const applier = await can(deps.kv, principal, "change.apply", target) ||
-      await can(deps.kv, principal, "manifest.write", target);
+    const applier = await can(deps.kv, principal, "change.apply", target, { memo: memoOf(deps) }) ||
+      await can(deps.kv, principal, "manifest.write", target, { memo: memoOf(deps) });
     if (!applier) return opened;
     return await schedule(deps, principal, ref, opened.id, undefined, ctx);
   });

@@ -12,6 +12,7 @@
  * @module
  */
 import { can } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import type { Principal } from "../auth/principal.ts";
 import { InvalidRequestError } from "../errors.ts";
 import {
@@ -115,8 +116,8 @@ export function changesOverview(
       requestPage(deps.kv, ref, query, limit),
       readProtection(deps.kv, ref.tenant, ref.namespace),
       readTree(deps.kv, ref.tenant, ref.namespace, head.version),
-      can(deps.kv, principal, "namespace.protect", target),
-      can(deps.kv, principal, "change.propose", target),
+      can(deps.kv, principal, "namespace.protect", target, { memo: memoOf(deps) }),
+      can(deps.kv, principal, "change.propose", target, { memo: memoOf(deps) }),
     ]);
     return {
       head,

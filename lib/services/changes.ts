@@ -24,6 +24,7 @@
  */
 import type { RequestContext } from "../auth/deps.ts";
 import { can } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
 import { hashFileSet } from "../closure/hash.ts";
 import {
@@ -730,12 +731,12 @@ async function mayDo(
   const author = principalId(principal) === r.author_id;
   const person = principal.kind === "session";
   const review = person && !author &&
-    await can(deps.kv, principal, "change.review", target) &&
+    await can(deps.kv, principal, "change.review", target, { memo: memoOf(deps) }) &&
     !(await behind(deps, r.author_id)).has(principalId(principal)) &&
     !(await appointedByAuthor(deps, principalId(principal), ref, r));
-  const propose = await can(deps.kv, principal, "change.propose", target);
-  const applier = await can(deps.kv, principal, "change.apply", target) ||
-    (author && await can(deps.kv, principal, "manifest.write", target));
+  const propose = await can(deps.kv, principal, "change.propose", target, { memo: memoOf(deps) });
+  const applier = await can(deps.kv, principal, "change.apply", target, { memo: memoOf(deps) }) ||
+    (author && await can(deps.kv, principal, "manifest.write", target, { memo: memoOf(deps) }));
   const approvedBy = r.approvals.some((a) => a.user_id === principalId(principal));
   return {
     approve: review && ["open", "approved"].includes(r.status) && !approvedBy,

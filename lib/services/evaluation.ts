@@ -14,6 +14,7 @@
  * @module
  */
 import { authorize } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import type { Principal } from "../auth/principal.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";
 import { assertEnvironment } from "../flags/evaluate.ts";
@@ -131,7 +132,10 @@ async function admit(
   countedOrigin: string | undefined,
 ): Promise<void> {
   const { models, limiter } = deps.runtime;
-  await authorize(deps.kv, principal, "evaluate", t, { headOf: (t, ns) => models.head(t, ns) });
+  await authorize(deps.kv, principal, "evaluate", t, {
+    memo: memoOf(deps),
+    headOf: (t, ns) => models.head(t, ns),
+  });
   if (principal.kind === "token" && principal.token.type === "namespace-client") {
     await limiter.check(RateLimiter.key(t.tenant, t.namespace, t.environment, countedOrigin ?? ""));
   }

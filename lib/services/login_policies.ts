@@ -33,6 +33,7 @@
 import type { RequestContext } from "../auth/deps.ts";
 import { parseLoginPolicy } from "../login/policy.ts";
 import { authorize, can } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";
 import type { LoginPolicy, LoginPolicyRecord } from "../protocol/login_policy.ts";
@@ -83,7 +84,7 @@ export function setLoginPolicy(
   ctx: RequestContext,
 ): Promise<LoginPolicyRecord> {
   return withSpan("cfgtool.service.set_login_policy", { "cfgtool.tenant": tenant }, async () => {
-    await authorize(deps.kv, principal, "tenant.login.set", { tenant });
+    await authorize(deps.kv, principal, "tenant.login.set", { tenant }, { memo: memoOf(deps) });
     await getTenant(deps.kv, tenant);
     const policy = parseLoginPolicy(await resolveInput(body));
     const now = clockOf(deps)();
@@ -163,7 +164,7 @@ export function getLoginPolicy(
   tenant: string,
 ): Promise<LoginPolicyRecord> {
   return withSpan("cfgtool.service.get_login_policy", { "cfgtool.tenant": tenant }, async () => {
-    await authorize(deps.kv, principal, "tenant.login", { tenant });
+    await authorize(deps.kv, principal, "tenant.login", { tenant }, { memo: memoOf(deps) });
     await getTenant(deps.kv, tenant);
     const record = await findLoginPolicy(deps.kv, tenant);
     if (record === null) {
@@ -207,7 +208,7 @@ export function loginPolicyForm(
   tenant: string,
 ): Promise<LoginPolicyForm> {
   return withSpan("cfgtool.service.login_policy_form", { "cfgtool.tenant": tenant }, async () => {
-    await authorize(deps.kv, principal, "tenant.login.set", { tenant });
+    await authorize(deps.kv, principal, "tenant.login.set", { tenant }, { memo: memoOf(deps) });
     await getTenant(deps.kv, tenant);
     return {
       record: await findLoginPolicy(deps.kv, tenant),
@@ -239,7 +240,7 @@ export function mayChangeLoginPolicy(
   principal: Principal,
   tenant: string,
 ): Promise<boolean> {
-  return can(deps.kv, principal, "tenant.login.set", { tenant });
+  return can(deps.kv, principal, "tenant.login.set", { tenant }, { memo: memoOf(deps) });
 }
 
 /**

@@ -17,6 +17,7 @@
  */
 import type { RequestContext } from "../auth/deps.ts";
 import { authorize, can } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import type { Principal } from "../auth/principal.ts";
 import {
   ForbiddenError,
@@ -343,11 +344,14 @@ async function writeOrProposeTarget(
   ref: NamespaceRef,
 ): Promise<() => Promise<void>> {
   const target = { tenant: ref.tenant, namespace: ref.namespace };
-  const writer = await can(deps.kv, principal, "manifest.write", target);
-  const proposer = !writer && await can(deps.kv, principal, "change.propose", target);
+  const writer = await can(deps.kv, principal, "manifest.write", target, { memo: memoOf(deps) });
+  const proposer = !writer &&
+    await can(deps.kv, principal, "change.propose", target, { memo: memoOf(deps) });
   await manifestTarget(deps, principal, ref, proposer ? "change.propose" : "manifest.write");
   return async () => {
-    if (!writer) await authorize(deps.kv, principal, "manifest.write", target);
+    if (!writer) {
+      await authorize(deps.kv, principal, "manifest.write", target, { memo: memoOf(deps) });
+    }
   };
 }
 
@@ -575,8 +579,8 @@ export function flagChangeForm(
   ref: NamespaceRef,
 ): Promise<NamespaceView> {
   return withSpan("cfgtool.service.flag_change_form", refAttributes(ref), async () => {
-    const writer = await can(deps.kv, principal, "manifest.write", ref);
-    if (!writer) await authorize(deps.kv, principal, "manifest.read", ref);
+    const writer = await can(deps.kv, principal, "manifest.write", ref, { memo: memoOf(deps) });
+    if (!writer) await authorize(deps.kv, principal, "manifest.read", ref, { memo: memoOf(deps) });
     const head = await currentHead(deps, ref);
     if (!writer) {
       throw new ForbiddenError(

@@ -14,7 +14,8 @@
  * @module
  */
 import type { RequestContext } from "../auth/deps.ts";
-import { authorize, can } from "../auth/permissions.ts";
+import { authorize, can, type MemoOptions } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
 import type { Membership } from "../store/membership.ts";
 import {
@@ -87,7 +88,7 @@ export function createNamespace(
 ): Promise<NamespaceRecord> {
   const attributes = { "cfgtool.tenant": tenant };
   return withSpan("cfgtool.service.create_namespace", attributes, async (span) => {
-    await authorize(deps.kv, principal, "namespace.create", { tenant });
+    await authorize(deps.kv, principal, "namespace.create", { tenant }, { memo: memoOf(deps) });
     await getTenant(deps.kv, tenant);
     const { slug, description } = await resolveInput(input);
     span.setAttribute("cfgtool.namespace", slug);
@@ -150,7 +151,9 @@ export function deleteNamespace(
 ): Promise<{ revoked: string[] }> {
   const attributes = { "cfgtool.tenant": tenant, "cfgtool.namespace": namespace };
   return withSpan("cfgtool.service.delete_namespace", attributes, async () => {
-    await authorize(deps.kv, principal, "namespace.delete", { tenant, namespace });
+    await authorize(deps.kv, principal, "namespace.delete", { tenant, namespace }, {
+      memo: memoOf(deps),
+    });
     const result = await storeDelete(
       deps.kv,
       tenant,
@@ -217,7 +220,9 @@ export function addNamespaceAdmin(
 ): Promise<Membership> {
   const attributes = { "cfgtool.tenant": tenant, "cfgtool.namespace": namespace };
   return withSpan("cfgtool.service.add_namespace_admin", attributes, async () => {
-    await authorize(deps.kv, principal, "namespace.admins", { tenant, namespace });
+    await authorize(deps.kv, principal, "namespace.admins", { tenant, namespace }, {
+      memo: memoOf(deps),
+    });
     await storeGetNamespace(deps.kv, tenant, namespace);
     const owner = await getTenant(deps.kv, tenant);
     const record = await personOfTenant(deps, principal, owner, await resolveInput(user));
@@ -281,7 +286,9 @@ export function removeNamespaceAdmin(
 ): Promise<void> {
   const attributes = { "cfgtool.tenant": tenant, "cfgtool.namespace": namespace };
   return withSpan("cfgtool.service.remove_namespace_admin", attributes, async () => {
-    await authorize(deps.kv, principal, "namespace.admins", { tenant, namespace });
+    await authorize(deps.kv, principal, "namespace.admins", { tenant, namespace }, {
+      memo: memoOf(deps),
+    });
     await storeRemoveAdmin(deps.kv, tenant, namespace, userId, {
       actor: actorOf(principal, ctx.requestId),
       now: clockOf(deps)(),
@@ -324,7 +331,7 @@ export function listNamespaces(
 ): Promise<NamespaceWithHead[]> {
   return withSpan("cfgtool.service.list_namespaces", { "cfgtool.tenant": tenant }, async () => {
     const out: NamespaceWithHead[] = [];
-    for (const ns of await readableNamespaces(deps.kv, principal, tenant)) {
+    for (const ns of await readableNamespaces(deps.kv, principal, tenant, { memo: memoOf(deps) })) {
       out.push({ ...ns, head: await getHead(deps.kv, tenant, ns.slug) });
     }
     return out;
@@ -339,12 +346,13 @@ async function readableNamespaces(
   kv: Deno.Kv,
   p: Principal,
   tenant: string,
+  options: MemoOptions = {},
 ): Promise<NamespaceRecord[]> {
-  await authorize(kv, p, "namespace.list", { tenant });
+  await authorize(kv, p, "namespace.list", { tenant }, options);
   await getTenant(kv, tenant);
   const out: NamespaceRecord[] = [];
   for (const ns of await storeListNamespaces(kv, tenant)) {
-    if (await can(kv, p, "namespace.read", { tenant, namespace: ns.slug })) out.push(ns);
+    if (await can(kv, p, "namespace.read", { tenant, namespace: ns.slug }, options)) out.push(ns);
   }
   return out;
 }
@@ -392,7 +400,11 @@ export function namespaceSummaries(
   const attributes = { "cfgtool.tenant": tenant };
   return withSpan("cfgtool.service.namespace_summaries", attributes, async () => {
     const out: NamespaceSummary[] = [];
-    for (const namespace of await readableNamespaces(deps.kv, principal, tenant)) {
+    for (
+      const namespace of await readableNamespaces(deps.kv, principal, tenant, {
+        memo: memoOf(deps),
+      })
+    ) {
       const head = await getHead(deps.kv, tenant, namespace.slug);
       if (head === null) continue;
       const meta = await getVersion(deps.kv, tenant, namespace.slug, head.version);
@@ -426,7 +438,7 @@ export function mayManageNamespaces(
   principal: Principal,
   tenant: string,
 ): Promise<boolean> {
-  return can(deps.kv, principal, "namespace.create", { tenant });
+  return can(deps.kv, principal, "namespace.create", { tenant }, { memo: memoOf(deps) });
 }
 
 /**
@@ -464,7 +476,9 @@ export function getNamespace(
 ): Promise<NamespaceWithHead> {
   const attributes = { "cfgtool.tenant": tenant, "cfgtool.namespace": namespace };
   return withSpan("cfgtool.service.get_namespace", attributes, async () => {
-    await authorize(deps.kv, principal, "namespace.read", { tenant, namespace });
+    await authorize(deps.kv, principal, "namespace.read", { tenant, namespace }, {
+      memo: memoOf(deps),
+    });
     const record = await storeGetNamespace(deps.kv, tenant, namespace);
     const head = await getHead(deps.kv, tenant, namespace);
     return { ...record, head };
@@ -506,7 +520,9 @@ export function listNamespaceAdmins(
 ): Promise<Membership[]> {
   const attributes = { "cfgtool.tenant": tenant, "cfgtool.namespace": namespace };
   return withSpan("cfgtool.service.list_namespace_admins", attributes, async () => {
-    await authorize(deps.kv, principal, "namespace.read", { tenant, namespace });
+    await authorize(deps.kv, principal, "namespace.read", { tenant, namespace }, {
+      memo: memoOf(deps),
+    });
     await storeGetNamespace(deps.kv, tenant, namespace);
     return await storeListAdmins(deps.kv, tenant, namespace);
   });
@@ -556,12 +572,14 @@ export function namespaceAdminLists(
   const attributes = { "cfgtool.tenant": tenant };
   return withSpan("cfgtool.service.namespace_admin_lists", attributes, async () => {
     const out: NamespaceAdminList[] = [];
-    for (const ns of await readableNamespaces(deps.kv, principal, tenant)) {
+    for (const ns of await readableNamespaces(deps.kv, principal, tenant, { memo: memoOf(deps) })) {
       const target = { tenant, namespace: ns.slug };
       out.push({
         slug: ns.slug,
         admins: await storeListAdmins(deps.kv, tenant, ns.slug),
-        mayChange: await can(deps.kv, principal, "namespace.admins", target),
+        mayChange: await can(deps.kv, principal, "namespace.admins", target, {
+          memo: memoOf(deps),
+        }),
       });
     }
     return out;

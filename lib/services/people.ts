@@ -16,6 +16,7 @@
  */
 import type { AuthDeps } from "../auth/deps.ts";
 import { authorize, can } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import type { Principal } from "../auth/principal.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";
 import type { LoginPolicyRecord } from "../protocol/login_policy.ts";
@@ -173,11 +174,11 @@ export function tenantPeople(
       namespaces.push({ ...ns, admins: await withEmails(ns.admins) });
     }
     let people: Page<TenantPerson> | null = null;
-    if (await can(kv, principal, "user.list", { tenant })) {
+    if (await can(kv, principal, "user.list", { tenant }, { memo: memoOf(deps) })) {
       people = await listTenantPeople(deps, principal, tenant, query.page);
     }
     let policy: PeopleModel["policy"] = "hidden";
-    if (await can(kv, principal, "tenant.login", { tenant })) {
+    if (await can(kv, principal, "tenant.login", { tenant }, { memo: memoOf(deps) })) {
       try {
         policy = await getLoginPolicy(deps, principal, tenant);
       } catch (err) {
@@ -189,7 +190,9 @@ export function tenantPeople(
     const model: PeopleModel = {
       tenant,
       tenantAdmins,
-      mayChangeTenantAdmins: await can(kv, principal, "tenant.admins", { tenant }),
+      mayChangeTenantAdmins: await can(kv, principal, "tenant.admins", { tenant }, {
+        memo: memoOf(deps),
+      }),
       namespaces,
       people,
       policy,
@@ -199,8 +202,10 @@ export function tenantPeople(
     if (changed !== undefined) {
       const ns = changed.namespace;
       const mayChange = ns
-        ? await can(kv, principal, "namespace.admins", { tenant, namespace: ns })
-        : await can(kv, principal, "tenant.admins", { tenant });
+        ? await can(kv, principal, "namespace.admins", { tenant, namespace: ns }, {
+          memo: memoOf(deps),
+        })
+        : await can(kv, principal, "tenant.admins", { tenant }, { memo: memoOf(deps) });
       if (mayChange) model.changed = await nameHere(deps, principal, tenant, changed.user);
     }
     return model;
@@ -257,7 +262,7 @@ export function listTenantPeople(
 ): Promise<Page<TenantPerson>> {
   return withSpan("cfgtool.service.list_tenant_people", { "cfgtool.tenant": tenant }, async () => {
     const { kv } = deps;
-    await authorize(kv, principal, "user.list", { tenant });
+    await authorize(kv, principal, "user.list", { tenant }, { memo: memoOf(deps) });
     await getTenant(kv, tenant);
     const page = await storeTenantPeople(kv, tenant, query);
     const policy = (await findLoginPolicy(kv, tenant))?.policy;
@@ -362,8 +367,11 @@ export function adminToRemove(
     : { "cfgtool.tenant": tenant, "cfgtool.namespace": namespace };
   return withSpan("cfgtool.service.admin_to_remove", attributes, async () => {
     const { kv } = deps;
-    if (namespace === null) await authorize(kv, principal, "tenant.admins", { tenant });
-    else await authorize(kv, principal, "namespace.admins", { tenant, namespace });
+    if (namespace === null) {
+      await authorize(kv, principal, "tenant.admins", { tenant }, { memo: memoOf(deps) });
+    } else {await authorize(kv, principal, "namespace.admins", { tenant, namespace }, {
+        memo: memoOf(deps),
+      });}
     const list = namespace === null
       ? await storeTenantAdmins(kv, tenant)
       : await storeNamespaceAdmins(kv, tenant, namespace);

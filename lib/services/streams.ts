@@ -9,19 +9,42 @@
  * @module
  */
 import { authorize } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import type { Principal } from "../auth/principal.ts";
 import { verifyClosureToken } from "../closure/signed_token.ts";
 import { CfgtoolError, NotFoundError } from "../errors.ts";
 import { closureArchive, loadVersion } from "../events/closures.ts";
+import { SharedReads } from "../events/shared_reads.ts";
 import type { FlagSelection } from "../protocol/subscription.ts";
 import { getNamespace } from "../store/namespaces.ts";
 import { findVersion, getHead } from "../store/versions.ts";
 import { clockOf, type ServiceDeps } from "./deps.ts";
 
 /**
+ * Whether a namespace has a head, per store: streams that open while one
+ * such read is under way share the next one (a read made after each of
+ * them asked, so a namespace deleted before a stream opens is never seen
+ * as existing), so a reconnect storm costs a few reads, not one per stream.
+ */
+const headChecks = new WeakMap<Deno.Kv, SharedReads<string, boolean>>();
+
+function namespaceExists(kv: Deno.Kv, tenant: string, namespace: string): Promise<boolean> {
+  let checks = headChecks.get(kv);
+  if (checks === undefined) {
+    checks = new SharedReads(async (key) => {
+      const cut = key.indexOf("\u0000");
+      return await getHead(kv, key.slice(0, cut), key.slice(cut + 1)) !== null;
+    });
+    headChecks.set(kv, checks);
+  }
+  return checks.read(`${tenant}\u0000${namespace}`);
+}
+
+/**
  * Admits an event stream of `principal` on `namespaces` of `tenant`: each
  * one it may read (`manifest.read`, 403 otherwise) and that exists (400
- * `invalid_subscription`, reason `unknown_namespace`, naming it).
+ * `invalid_subscription`, reason `unknown_namespace`, naming it). The
+ * existence checks of streams opening together share their reads.
  *
  * @param deps store, runtime
  * @param principal the caller
@@ -48,8 +71,10 @@ export async function admitEventStream(
   namespaces: readonly string[],
 ): Promise<void> {
   for (const namespace of namespaces) {
-    await authorize(deps.kv, principal, "manifest.read", { tenant, namespace });
-    if (await getHead(deps.kv, tenant, namespace) === null) {
+    await authorize(deps.kv, principal, "manifest.read", { tenant, namespace }, {
+      memo: memoOf(deps),
+    });
+    if (!await namespaceExists(deps.kv, tenant, namespace)) {
       throw new CfgtoolError(
         "invalid_subscription",
         `No namespace ${namespace} in tenant ${tenant}`,
@@ -102,7 +127,9 @@ export async function closureFor(
   const { kv } = deps;
   const { tenant, namespace, version } = req;
   if ("principal" in who) {
-    await authorize(kv, who.principal, "manifest.read", { tenant, namespace });
+    await authorize(kv, who.principal, "manifest.read", { tenant, namespace }, {
+      memo: memoOf(deps),
+    });
   } else {
     const signed = await verifyClosureToken(
       deps.key,

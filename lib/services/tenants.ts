@@ -12,7 +12,8 @@
  * @module
  */
 import type { RequestContext } from "../auth/deps.ts";
-import { authorize, can } from "../auth/permissions.ts";
+import { authorize, can, type MemoOptions } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import { actorOf, type Principal, principalId, type SessionPrincipal } from "../auth/principal.ts";
 import { sessionLive } from "../auth/sessions.ts";
 import { NotFoundError } from "../errors.ts";
@@ -139,7 +140,7 @@ export function deleteTenant(
   ctx: RequestContext,
 ): Promise<{ revoked: string[] }> {
   return withSpan("cfgtool.service.delete_tenant", { "cfgtool.tenant": tenant }, async () => {
-    await authorize(deps.kv, principal, "tenant.delete", { tenant });
+    await authorize(deps.kv, principal, "tenant.delete", { tenant }, { memo: memoOf(deps) });
     const result = await storeDelete(
       deps.kv,
       tenant,
@@ -199,7 +200,7 @@ export function addTenantAdmin(
   ctx: RequestContext,
 ): Promise<Membership> {
   return withSpan("cfgtool.service.add_tenant_admin", { "cfgtool.tenant": tenant }, async () => {
-    await authorize(deps.kv, principal, "tenant.admins", { tenant });
+    await authorize(deps.kv, principal, "tenant.admins", { tenant }, { memo: memoOf(deps) });
     const owner = await storeGetTenant(deps.kv, tenant);
     const record = await personOfTenant(deps, principal, owner, await resolveInput(user));
     return await storeAddAdmin(deps.kv, {
@@ -256,7 +257,7 @@ export function removeTenantAdmin(
   ctx: RequestContext,
 ): Promise<void> {
   return withSpan("cfgtool.service.remove_tenant_admin", { "cfgtool.tenant": tenant }, async () => {
-    await authorize(deps.kv, principal, "tenant.admins", { tenant });
+    await authorize(deps.kv, principal, "tenant.admins", { tenant }, { memo: memoOf(deps) });
     await storeRemoveAdmin(deps.kv, tenant, userId, {
       actor: actorOf(principal, ctx.requestId),
       now: clockOf(deps)(),
@@ -293,15 +294,19 @@ export function listTenants(
 ): Promise<TenantRecord[]> {
   return withSpan("cfgtool.service.list_tenants", {}, async () => {
     await authorize(deps.kv, principal, "tenant.list", {});
-    return await readableTenants(deps.kv, principal);
+    return await readableTenants(deps.kv, principal, { memo: memoOf(deps) });
   });
 }
 
 /** Every tenant `p` may read (`tenant.read`), in slug order. */
-async function readableTenants(kv: Deno.Kv, p: Principal): Promise<TenantRecord[]> {
+async function readableTenants(
+  kv: Deno.Kv,
+  p: Principal,
+  options: MemoOptions = {},
+): Promise<TenantRecord[]> {
   const out: TenantRecord[] = [];
   for (const t of await storeListTenants(kv)) {
-    if (await can(kv, p, "tenant.read", { tenant: t.slug })) out.push(t);
+    if (await can(kv, p, "tenant.read", { tenant: t.slug }, options)) out.push(t);
   }
   return out;
 }
@@ -344,9 +349,9 @@ export function tenantRoles(
   return withSpan("cfgtool.service.tenant_roles", {}, async () => {
     const { kv } = deps;
     const out: TenantRole[] = [];
-    for (const t of await readableTenants(kv, principal)) {
+    for (const t of await readableTenants(kv, principal, { memo: memoOf(deps) })) {
       const admin = await isTenantAdmin(kv, t.slug, principal.user_id) ||
-        await can(kv, principal, "tenant.login", { tenant: t.slug });
+        await can(kv, principal, "tenant.login", { tenant: t.slug }, { memo: memoOf(deps) });
       out.push({ slug: t.slug, role: admin ? "admin" : "member" });
     }
     return out;
@@ -392,7 +397,10 @@ export function homeTenants(
     if (!await can(deps.kv, principal, "tenant.create")) {
       return { kind: "signed-in", slugs: principal.tenants };
     }
-    return { kind: "all", tenants: await readableTenants(deps.kv, principal) };
+    return {
+      kind: "all",
+      tenants: await readableTenants(deps.kv, principal, { memo: memoOf(deps) }),
+    };
   });
 }
 
@@ -457,7 +465,7 @@ export function getTenant(
   tenant: string,
 ): Promise<TenantRecord> {
   return withSpan("cfgtool.service.get_tenant", { "cfgtool.tenant": tenant }, async () => {
-    await authorize(deps.kv, principal, "tenant.read", { tenant });
+    await authorize(deps.kv, principal, "tenant.read", { tenant }, { memo: memoOf(deps) });
     return await storeGetTenant(deps.kv, tenant);
   });
 }
@@ -493,7 +501,7 @@ export function listTenantAdmins(
 ): Promise<Membership[]> {
   const attributes = { "cfgtool.tenant": tenant };
   return withSpan("cfgtool.service.list_tenant_admins", attributes, async () => {
-    await authorize(deps.kv, principal, "tenant.read", { tenant });
+    await authorize(deps.kv, principal, "tenant.read", { tenant }, { memo: memoOf(deps) });
     await storeGetTenant(deps.kv, tenant);
     return await storeListAdmins(deps.kv, tenant);
   });

@@ -50,6 +50,7 @@ import {
   can,
   type TokenAction,
 } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
 import type { TokenWarning } from "../protocol/responses.ts";
 import { authDepsOf, type Deferred, resolveInput, type ServiceDeps } from "./deps.ts";
@@ -165,7 +166,7 @@ export async function createToken(
 ): Promise<IssuedToken> {
   const now = clock(deps);
   const spec = validateCreateInput(input, now);
-  await authorizeIssue(deps.kv, principal, spec);
+  await authorizeIssue(deps.kv, principal, spec, { memo: memoOf(deps) });
   while (true) {
     const checks = await bindingEntries(deps.kv, spec);
     const minted = await tryMint(deps.kv, deps.key, spec, {
@@ -288,7 +289,7 @@ async function tokenInTenant(
   ref: { tenant: string; id: string },
 ): Promise<PublicToken> {
   const { tenant, id } = ref;
-  await authorize(deps.kv, principal, "tenant.read", { tenant });
+  await authorize(deps.kv, principal, "tenant.read", { tenant }, { memo: memoOf(deps) });
   const token = await getToken(deps, principal, id).catch((err) => {
     if (err instanceof NotFoundError) return null;
     throw err;
@@ -356,12 +357,14 @@ export async function tokenFor(
     !MANAGING_TYPES.includes(principal.token.type)
   ) {
     // Refused whatever the record: decided on a stand-in that differs from the caller only by id.
-    await authorizeTokenAction(deps.kv, principal, action, { ...principal.token, id });
+    await authorizeTokenAction(deps.kv, principal, action, { ...principal.token, id }, {
+      memo: memoOf(deps),
+    });
   }
   const record = (await getTokenEntry(deps.kv, id)).value;
   if (record === null) throw noSuchToken(id);
   try {
-    await authorizeTokenAction(deps.kv, principal, action, record);
+    await authorizeTokenAction(deps.kv, principal, action, record, { memo: memoOf(deps) });
   } catch (err) {
     if (err instanceof ForbiddenError && !await inSight(deps.kv, principal, record)) {
       throw noSuchToken(id);
@@ -459,7 +462,7 @@ export async function listTokens(
   }
   const visible = async (record: TokenRecord) => {
     try {
-      await authorizeTokenAction(deps.kv, principal, "token.read", record);
+      await authorizeTokenAction(deps.kv, principal, "token.read", record, { memo: memoOf(deps) });
       return true;
     } catch (err) {
       if (err instanceof ForbiddenError) return false;
@@ -687,13 +690,15 @@ export async function tokenFormChoices(
   const namespaces: IssuableNamespace[] = [];
   for (const ns of await listNamespaces(kv, tenant)) {
     const b = { type: "namespace-read" as const, tenant_slug: tenant, namespace_slug: ns.slug };
-    if (!await allowed(() => authorizeIssue(kv, principal, b))) continue;
+    if (!await allowed(() => authorizeIssue(kv, principal, b, { memo: memoOf(deps) }))) continue;
     const head = await getHead(kv, tenant, ns.slug);
     namespaces.push({ slug: ns.slug, environments: Object.keys(head?.environments ?? {}) });
   }
   if (namespaces.length > 0) types.push("namespace-read", "namespace-write", "namespace-client");
   const admin = { type: "tenant-admin" as const, tenant_slug: tenant, namespace_slug: null };
-  if (await allowed(() => authorizeIssue(kv, principal, admin))) types.push("tenant-admin");
+  if (await allowed(() => authorizeIssue(kv, principal, admin, { memo: memoOf(deps) }))) {
+    types.push("tenant-admin");
+  }
   return { types, namespaces };
 }
 
@@ -758,7 +763,7 @@ export async function tenantTokens(
   tenant: string,
   filter: TenantTokenFilter,
 ): Promise<TenantTokens> {
-  await authorize(deps.kv, principal, "tenant.read", { tenant });
+  await authorize(deps.kv, principal, "tenant.read", { tenant }, { memo: memoOf(deps) });
   if (await findTenant(deps.kv, tenant) === null) {
     throw new NotFoundError("tenant_not_found", `No tenant ${tenant}`);
   }
@@ -867,9 +872,11 @@ export async function tenantToken(
 ): Promise<TenantToken> {
   const token = await tokenInTenant(deps, principal, { tenant, id });
   const record: TokenRecord = { ...token, digest: "" };
-  if (needs !== undefined) await authorizeTokenAction(deps.kv, principal, needs, record);
+  if (needs !== undefined) {
+    await authorizeTokenAction(deps.kv, principal, needs, record, { memo: memoOf(deps) });
+  }
   const may = (action: TokenAction) =>
-    allowed(() => authorizeTokenAction(deps.kv, principal, action, record));
+    allowed(() => authorizeTokenAction(deps.kv, principal, action, record, { memo: memoOf(deps) }));
   const active = token.status === "active";
   const rotate = active && token.rotated_to_token_id === null && await may("token.rotate");
   const revoke = active && await may("token.revoke");

@@ -13,6 +13,7 @@
  * @module
  */
 import { type Action, authorize, can } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import type { Principal } from "../auth/principal.ts";
 import { NotFoundError } from "../errors.ts";
 import type { Flag, Manifest, Segment } from "../flags/model.ts";
@@ -100,7 +101,7 @@ export function manifestTarget(
 ): Promise<Head> {
   return withSpan("cfgtool.service.manifest_target", refAttributes(ref), async () => {
     const { tenant, namespace } = ref;
-    await authorize(deps.kv, principal, action, { tenant, namespace });
+    await authorize(deps.kv, principal, action, { tenant, namespace }, { memo: memoOf(deps) });
     return await currentHead(deps, ref);
   });
 }
@@ -391,7 +392,7 @@ export function flagView(
     const view = await deps.views.load(deps, principal, ref);
     const flag = flagIn(view, request.flag);
     if (request.env !== "") environmentIn(view, request.env);
-    const mayWrite = await can(deps.kv, principal, "manifest.write", ref);
+    const mayWrite = await can(deps.kv, principal, "manifest.write", ref, { memo: memoOf(deps) });
     return { view, flag, mayWrite };
   });
 }
@@ -416,7 +417,7 @@ export function mayChangeManifest(
   principal: Principal,
   ref: NamespaceRef,
 ): Promise<boolean> {
-  return can(deps.kv, principal, "manifest.write", ref);
+  return can(deps.kv, principal, "manifest.write", ref, { memo: memoOf(deps) });
 }
 
 /**
@@ -725,7 +726,7 @@ export function versionDetails(
         : findVersion(kv, tenant, namespace, version - 1).then((previous) =>
           previous === null ? null : changedFiles(kv, ref, version - 1, version)
         ),
-      can(kv, principal, "manifest.write", ref),
+      can(kv, principal, "manifest.write", ref, { memo: memoOf(deps) }),
     ]);
     return { head, meta, files, changes, mayWrite };
   });

@@ -35,6 +35,7 @@ import { base64 } from "base";
 import { Webhook } from "webhooks-signing";
 import type { RequestContext } from "../auth/deps.ts";
 import { authorize, can } from "../auth/permissions.ts";
+import { memoOf } from "../auth/level_memo.ts";
 import { actorOf, type Principal, principalId } from "../auth/principal.ts";
 import { seal, SealError, sealingKey, unseal, WEBHOOK_SECRET_SEAL } from "../auth/sealing.ts";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "../errors.ts";
@@ -140,8 +141,8 @@ async function authorizeManage(
   principal: Principal,
   tenant: string,
 ): Promise<void> {
-  await authorize(deps.kv, principal, "tenant.read", { tenant });
-  if (!await can(deps.kv, principal, "webhook.manage", { tenant })) {
+  await authorize(deps.kv, principal, "tenant.read", { tenant }, { memo: memoOf(deps) });
+  if (!await can(deps.kv, principal, "webhook.manage", { tenant }, { memo: memoOf(deps) })) {
     throw new ForbiddenError(
       `Only a tenant admin of ${tenant} (a person, or a tenant-admin token) or a superadmin ` +
         "can manage its webhooks",

@@ -1,7 +1,8 @@
 /**
  * The credential epoch: one `Deno.KvU64` counter that every write changing
  * what a credential may do (a token revoked, expired, rotated or re-keyed,
- * a session ended, an admin list changed) bumps in its own atomic commit.
+ * a session ended, an admin list or login policy changed, a tenant made or
+ * deleted, a namespace deleted) bumps in its own atomic commit.
  * Server processes cache credential records and poll this one key; when it
  * moves, they drop what they cached (lib/auth/credential_cache.ts).
  *
@@ -29,6 +30,67 @@ import type { TokenRecord } from "./tokens.ts";
  */
 export function bumpCredentialEpoch(op: Deno.AtomicOperation): Deno.AtomicOperation {
   return op.sum(credentialEpochKey(), 1n);
+}
+
+/** Who in this process is told of credential changes committed through each store handle. */
+const LOCAL_LISTENERS = new WeakMap<Deno.Kv, Set<() => void>>();
+
+/**
+ * Runs `listener` whenever a change of what a credential may do (a commit
+ * with {@linkcode bumpCredentialEpoch}) is committed through `kv` in this
+ * process and its writer calls {@linkcode credentialsChanged}: so the
+ * process that made the change drops what it cached before it answers,
+ * without waiting for its epoch poll. Other processes (and other handles
+ * on the same store) learn of it through the epoch.
+ *
+ * @param kv the store handle
+ * @param listener the function to run
+ * @returns the function that removes it
+ *
+ * @example
+ * ```ts
+ * import { credentialsChanged, onCredentialsChanged } from "./credential_epoch.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * let told = 0;
+ * const stop = onCredentialsChanged(kv, () => told++);
+ * credentialsChanged(kv);
+ * stop();
+ * credentialsChanged(kv);
+ * if (told !== 1) throw new Error();
+ * kv.close();
+ * ```
+ */
+export function onCredentialsChanged(kv: Deno.Kv, listener: () => void): () => void {
+  let set = LOCAL_LISTENERS.get(kv);
+  if (set === undefined) LOCAL_LISTENERS.set(kv, set = new Set());
+  const own = () => listener(); // one registration per call, even for the same function
+  set.add(own);
+  return () => void set.delete(own);
+}
+
+/**
+ * Tells this process's listeners ({@linkcode onCredentialsChanged}) that a
+ * commit through `kv` that bumped the credential epoch succeeded. Call it
+ * right after the commit, before answering.
+ *
+ * @param kv the store handle the commit went through
+ *
+ * @example
+ * ```ts
+ * import { bumpCredentialEpoch, credentialsChanged } from "./credential_epoch.ts";
+ * const kv = await Deno.openKv(":memory:");
+ * if ((await bumpCredentialEpoch(kv.atomic()).commit()).ok) credentialsChanged(kv);
+ * kv.close();
+ * ```
+ */
+export function credentialsChanged(kv: Deno.Kv): void {
+  for (const listener of LOCAL_LISTENERS.get(kv) ?? []) {
+    try {
+      listener();
+    } catch {
+      // a listener's failure is its own
+    }
+  }
 }
 
 /**

@@ -136,6 +136,11 @@ export interface ConnectionLease {
   acquired: boolean;
   /** Streams of the credential counted installation-wide, this process's new count included when acquired. */
   total: number;
+  /**
+   * When the stored record now holds this process's count alone: its
+   * versionstamp, to pass as `sole` to the next call (null otherwise).
+   */
+  sole: string | null;
 }
 
 /**
@@ -146,13 +151,20 @@ export interface ConnectionLease {
  * read (the counts and each holder's lease), so two processes racing for
  * the last slot cannot both get it.
  *
+ * `sole` is the versionstamp a previous call returned when the record held
+ * this process's count alone: the commit is then tried first against it,
+ * without reading (unchanged since, the record still holds no other
+ * process's streams, so this count is the total); when anything wrote the
+ * record meanwhile, the check fails and the counts are read as usual.
+ *
  * @param kv the store
  * @param credential token id or session id
  * @param holder this process's id (its own entry counts whatever its lease says)
  * @param count this process's count after taking the slot
  * @param limit streams allowed per credential, installation-wide
  * @param now ms since the epoch
- * @returns whether it was stored, and the total counted
+ * @param sole the versionstamp of a record this process alone holds counts in, or null
+ * @returns whether it was stored, the total counted, and the versionstamp for `sole`
  *
  * @example
  * ```ts
@@ -160,9 +172,11 @@ export interface ConnectionLease {
  * const kv = await Deno.openKv(":memory:");
  * await renewHolder(kv, "a", 10_000, 0);
  * await renewHolder(kv, "b", 10_000, 0);
- * if (!(await leaseConnection(kv, "tok_1", "a", 1, 2, 0)).acquired) throw new Error();
+ * const first = await leaseConnection(kv, "tok_1", "a", 1, 2, 0);
+ * if (!first.acquired || first.sole === null) throw new Error("a holds the record alone");
+ * // b's count lands in the record a last saw: a's next commit against it fails and reads
  * if (!(await leaseConnection(kv, "tok_1", "b", 1, 2, 0)).acquired) throw new Error();
- * const third = await leaseConnection(kv, "tok_1", "b", 2, 2, 0);
+ * const third = await leaseConnection(kv, "tok_1", "a", 2, 2, 0, first.sole);
  * if (third.acquired || third.total !== 3) throw new Error();
  * // once a's lease has ended, its stream no longer counts
  * if (!(await leaseConnection(kv, "tok_1", "b", 2, 2, 20_000)).acquired) throw new Error();
@@ -176,8 +190,14 @@ export async function leaseConnection(
   count: number,
   limit: number,
   now: number,
+  sole: string | null = null,
 ): Promise<ConnectionLease> {
   const key = connectionLeaseKey(credential);
+  if (sole !== null && count > 0 && count <= limit) {
+    const record: ConnectionRecord = { holders: { [holder]: count } };
+    const res = await kv.atomic().check({ key, versionstamp: sole }).set(key, record).commit();
+    if (res.ok) return { acquired: true, total: count, sole: res.versionstamp };
+  }
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const entry = await kv.get<ConnectionRecord>(key);
     const stored = entry.value?.holders ?? {};
@@ -192,14 +212,16 @@ export async function leaseConnection(
         total += stored[h]!;
       }
     });
-    if (total > limit) return { acquired: false, total };
+    if (total > limit) return { acquired: false, total, sole: null };
     if (count > 0) holders[holder] = count;
     let op = kv.atomic().check(entry);
     for (const l of leases) op = op.check(l);
+    const alone = Object.keys(holders).length === 1 && count > 0;
     op = Object.keys(holders).length === 0
       ? op.delete(key)
       : op.set(key, { holders } satisfies ConnectionRecord);
-    if ((await op.commit()).ok) return { acquired: true, total };
+    const res = await op.commit();
+    if (res.ok) return { acquired: true, total, sole: alone ? res.versionstamp : null };
   }
   throw contention(key);
 }

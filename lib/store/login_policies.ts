@@ -105,5 +105,6 @@ export async function putLoginPolicy(
  * ```
  */
 export async function deleteLoginPolicy(kv: Deno.Kv, tenant: string): Promise<void> {
-  await kv.delete(loginPolicyKey(tenant));
+  // who is admitted, and as what, may change: cached rights start over
+  await bumpCredentialEpoch(kv.atomic().delete(loginPolicyKey(tenant))).commit();
 }

@@ -2,12 +2,13 @@
  * Admin membership lists shared by tenants and namespaces: one entry per
  * member at `[list…, user_id]` plus a by-user index entry, written and
  * removed together, with the `admin.added` / `admin.removed` audit entry
- * in the same commit when the caller names the list's scope. Roles are
- * read from these lists on every request.
+ * in the same commit when the caller names the list's scope. Every change
+ * bumps the credential epoch in its commit (lib/store/credential_epoch.ts),
+ * so roles remembered by a server process are dropped with it.
  *
  * @module
  */
-import { bumpCredentialEpoch } from "./credential_epoch.ts";
+import { bumpCredentialEpoch, credentialsChanged } from "./credential_epoch.ts";
 import { NotFoundError } from "../errors.ts";
 import { addAudit, type AuditActor, eventAuditEntry } from "./audit.ts";
 import {
@@ -169,7 +170,10 @@ export async function addMember(
         memberEntry("admin.added", audit.actor, now, audit.scope, member.user_id, user.value),
       );
     }
-    if ((await op.commit()).ok) return member;
+    if ((await op.commit()).ok) {
+      credentialsChanged(kv); // this process drops remembered roles before answering
+      return member;
+    }
   }
 }
 
@@ -235,7 +239,10 @@ export async function removeMember(
       );
       addAudit(op, entry);
     }
-    if ((await op.commit()).ok) return;
+    if ((await op.commit()).ok) {
+      credentialsChanged(kv); // this process drops remembered roles before answering
+      return;
+    }
   }
 }
 

@@ -11,6 +11,7 @@
  */
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { actorFromId, addAudit, type AuditActor, eventAuditEntry } from "./audit.ts";
+import { bumpCredentialEpoch, credentialsChanged } from "./credential_epoch.ts";
 import {
   changeRequestPrefix,
   headKey,
@@ -241,7 +242,8 @@ export async function listNamespaces(
 /**
  * Deletes a namespace: revokes every token bound to it (audit
  * `token.revoked` each), removes the record and its head with the
- * `namespace.deleted` audit entry in one commit (details: the last
+ * `namespace.deleted` audit entry and a bump of the credential epoch in
+ * one commit (details: the last
  * version and its closure hash; a concurrent deletion gets 404), then
  * revokes again to catch a token issued concurrently, and removes the
  * version metadata and the admin list (each `admin.removed`, with
@@ -301,13 +303,16 @@ export async function deleteNamespace(
         ...(cascade.reason === undefined ? {} : { reason: cascade.reason }),
       },
     });
-    const op = kv.atomic()
-      .check(record)
-      .check(head)
-      .delete(namespaceKey(tenant, slug))
-      .delete(headKey(tenant, slug));
+    const op = bumpCredentialEpoch(
+      kv.atomic()
+        .check(record)
+        .check(head)
+        .delete(namespaceKey(tenant, slug))
+        .delete(headKey(tenant, slug)),
+    );
     if ((await addAudit(op, entry).commit()).ok) break;
   }
+  credentialsChanged(kv);
   revoked.push(...await revokeBoundTokens(kv, scope, actor, now));
   await deleteInBatches(kv, kv.list({ prefix: versionPrefix(tenant, slug) }));
   // what belonged to the namespace goes with it: protection, change requests, their comments

@@ -12,6 +12,7 @@
  */
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { actorFromId, addAudit, type AuditActor, eventAuditEntry } from "./audit.ts";
+import { bumpCredentialEpoch, credentialsChanged } from "./credential_epoch.ts";
 import {
   tenantAdminByUserKey,
   tenantAdminByUserPrefix,
@@ -48,9 +49,9 @@ export interface TenantRecord {
 const notFound = (t: string) => new NotFoundError("tenant_not_found", `No tenant ${t}`);
 
 /**
- * Creates a tenant with its `tenant.created` audit entry in the same
- * commit; 409 `conflict` when the slug is taken (nothing written), 400 for
- * a bad slug.
+ * Creates a tenant with its `tenant.created` audit entry and a bump of the
+ * credential epoch in the same commit; 409 `conflict` when the slug is
+ * taken (nothing written), 400 for a bad slug.
  *
  * @param kv the store
  * @param input slug, description, creator, the acting principal (default:
@@ -94,13 +95,18 @@ export async function createTenant(
     now,
     { tenant_slug: input.slug, details: { description: record.description } },
   );
+  // A tenant's record (its created_at) decides whom its sign-ins admit
+  // (lib/auth/admission.ts): what server processes remember is dropped.
   const res = await addAudit(
-    kv.atomic()
-      .check({ key: tenantKey(input.slug), versionstamp: null })
-      .set(tenantKey(input.slug), record),
+    bumpCredentialEpoch(
+      kv.atomic()
+        .check({ key: tenantKey(input.slug), versionstamp: null })
+        .set(tenantKey(input.slug), record),
+    ),
     entry,
   ).commit();
   if (!res.ok) throw new ConflictError(`Tenant ${input.slug} exists`);
+  credentialsChanged(kv);
   return record;
 }
 
@@ -201,12 +207,14 @@ export async function listTenants(kv: Deno.Kv): Promise<TenantRecord[]> {
 
 /**
  * Deletes a tenant: revokes every token bound to it, removes the tenant
- * record with its `tenant.deleted` audit entry in one commit (so no
+ * record with its `tenant.deleted` audit entry and a bump of the
+ * credential epoch in one commit (so no
  * namespace or token can be created in it any more, and a concurrent
  * deletion gets 404), deletes each namespace (revoking again; each
  * `namespace.deleted` with `reason: "tenant deleted"`), removes the admin
  * list (each `admin.removed`, same reason), the login policy and the
- * people index (everyone who signed in). 404 when absent.
+ * people index (everyone who signed in), and bumps the epoch once more.
+ * 404 when absent.
  *
  * @param kv the store
  * @param slug tenant slug
@@ -246,9 +254,10 @@ export async function deleteTenant(
       tenant_slug: slug,
       details: { description, created_at, created_by },
     });
-    const op = kv.atomic().check(entry).delete(tenantKey(slug));
+    const op = bumpCredentialEpoch(kv.atomic().check(entry).delete(tenantKey(slug)));
     if ((await addAudit(op, audit).commit()).ok) break;
   }
+  credentialsChanged(kv); // no sign-in admits to it from now on
   const cascade = { reason: "tenant deleted" };
   for (const ns of await listNamespaces(kv, slug)) {
     const r = await deleteNamespace(kv, slug, ns.slug, actor, now, cascade);
@@ -260,6 +269,10 @@ export async function deleteTenant(
   }
   await deleteLoginPolicy(kv, slug);
   await deleteTenantPeople(kv, slug);
+  // The policy's removal decides admin groups too (it does not bump by
+  // itself), should the slug have been made again meanwhile.
+  await bumpCredentialEpoch(kv.atomic()).commit();
+  credentialsChanged(kv);
   return { revoked };
 }
 

@@ -15,7 +15,7 @@ import { type Analysis, analyze, countModel, type WorkspaceCounts } from "./anal
 import { readWorkspaceFiles } from "./files.ts";
 import type { Resolution } from "./model.ts";
 import { compileResolver } from "./resolve.ts";
-import { schemaCheckerId } from "./schema_check.ts";
+import { type SchemaChecker, schemaCheckerId } from "./schema_check.ts";
 import {
   parseVerdictRecord,
   recordingChecker,
@@ -24,6 +24,7 @@ import {
   VerdictMissingError,
 } from "./schema_verdicts.ts";
 import { loadVerdictText, saveVerdictText } from "./verdict_store.ts";
+import { FullTomlNeededError, loadFullToml } from "./toml_reader.ts";
 
 /** How {@linkcode openWorkspace} opens a workspace. */
 export interface OpenOptions {
@@ -131,12 +132,14 @@ async function check(
     const record = text === undefined ? undefined : parseVerdictRecord(text, id);
     if (record !== undefined) {
       try {
-        return analyze(files, found, verdictChecker(record));
+        return await analyzeLoadingToml(files, found, verdictChecker(record));
       } catch (err) {
         if (!(err instanceof VerdictMissingError)) throw err;
       }
     }
   }
+  // Ajv's path costs far more than the full TOML reader: load it, and read once.
+  await loadFullToml();
   // lazy: Ajv and the draft 2020-12 meta-schema load only when a verdict is missing
   // A computed URL: Deno reads ahead whatever a string-literal dynamic import
   // reaches (Ajv, 1 MB), run or not; `deno compile` gets schemas.ts through
@@ -149,6 +152,25 @@ async function check(
     await saveVerdictText(cacheDir, fingerprint, renderVerdictRecord(recording.record()));
   }
   return analysis;
+}
+
+/**
+ * {@linkcode analyze}, reading again with the full TOML reader loaded when a
+ * file is not plain TOML in a process that deferred that reader
+ * (lib/workspace/toml_reader.ts).
+ */
+async function analyzeLoadingToml(
+  files: ReadonlyMap<string, Uint8Array>,
+  found: readonly Problem[],
+  checker: SchemaChecker,
+): Promise<Analysis> {
+  try {
+    return analyze(files, found, checker);
+  } catch (err) {
+    if (!(err instanceof FullTomlNeededError)) throw err;
+    await loadFullToml();
+    return analyze(files, found, checker);
+  }
 }
 
 /** Ajv's checker module (see the note where it is imported). */

@@ -6,13 +6,14 @@
  * problems rather than stopping at the first. Entry schemas are compiled by
  * the {@linkcode SchemaChecker} it is given (Ajv in lib/workspace/schemas.ts,
  * or cached verdicts in lib/workspace/schema_verdicts.ts), so this module
- * loads no validator of its own.
+ * loads no validator of its own. TOML is read by lib/workspace/toml_reader.ts
+ * (plain TOML directly, the rest by the full reader).
  *
  * @module
  */
 import type { Problem } from "../errors.ts";
 import { refName, validatePredicate } from "../flags/conditions.ts";
-import { parseToml, type TomlTable } from "../toml.ts";
+import type { TomlTable } from "../toml.ts";
 import { FieldChecker, keyPath } from "../toml_fields.ts";
 import { didYouMean } from "../suggest.ts";
 import { graphProblems } from "./graph.ts";
@@ -26,6 +27,7 @@ import {
   type WorkspaceModel,
 } from "./model.ts";
 import type { EntryValidator, SchemaChecker } from "./schema_check.ts";
+import { readTomlText } from "./toml_reader.ts";
 
 /** The outcome of {@linkcode readModel}. */
 export interface LoadResult {
@@ -47,7 +49,9 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 /**
  * Reads a workspace model from its files (relative path → bytes), compiling
  * entry schemas with `checker`. Never throws on bad content: every problem
- * is returned. What the checker throws is thrown again.
+ * is returned. What the checker throws is thrown again, and so is
+ * `FullTomlNeededError` (lib/workspace/toml_reader.ts) in a process that
+ * deferred the full TOML reader.
  *
  * @param files the workspace files, as {@linkcode readWorkspaceFiles} returns them
  * @param checker compiles each `schemas/<name>.schema.json`
@@ -100,7 +104,7 @@ export function readModel(
       schemaTexts.set(path, text);
       continue;
     }
-    const parsed = parseToml(text, path);
+    const parsed = readTomlText(text, path);
     if (parsed.ok) {
       tables.set(path, { kind, table: parsed.table });
     } else {

@@ -5,14 +5,14 @@
  * the console fixture, and people who sign in the way a person does: the
  * email form, the mailed link, the confirm button. `audit` is
  * tests/browser/axe_audit.ts's audit (axe-core and no sideways scroll at
- * 390 and 1280 px) with a JPEG screenshot at each width: into
- * `CFGTOOL_SCREENSHOTS` when set (`deno task screenshots` writes
- * docs/console/), else a temp dir.
+ * 390 and 1280 px), with a JPEG screenshot at each width into
+ * `CFGTOOL_SCREENSHOTS` when that is set (`deno task screenshots` writes
+ * docs/console/; no screenshot otherwise: nothing would look at it).
  *
- * One world serves every test of a file, one after another: a test that
- * needs a namespace of its own (it counts versions) makes one with
- * `namespace`, and `person` signs someone in once and gives each later
- * test a fresh tab of the same browser context.
+ * One world serves every step of tests/browser/console_test.ts, one after
+ * another: a part that needs a namespace of its own (it counts versions)
+ * makes one with `namespace`, and `person` signs someone in once and gives
+ * each later step a fresh tab of the same browser context.
  *
  * @module
  */
@@ -67,7 +67,10 @@ export interface ConsoleBrowser extends AsyncDisposable {
   push(files: Record<string, string>, message?: string, namespace?: string): Promise<number>;
   /** Makes namespace acme/`slug` holding the fixture as version 1 ("first flags"). */
   namespace(slug: string, description: string): Promise<void>;
-  /** axe-core and a screenshot at both widths (the page must come from `bypassCSP: true`). */
+  /**
+   * axe-core at both widths, and a screenshot at each when
+   * `CFGTOOL_SCREENSHOTS` is set (the page must come from `bypassCSP: true`).
+   */
   audit(page: Page, name: string): Promise<void>;
 }
 
@@ -91,9 +94,8 @@ export async function startConsoleBrowser(): Promise<ConsoleBrowser> {
   const smtp = await startSmtpCapture();
   const inst = await startInstallation({ args: ["--smtp-url", smtp.url] });
   const browser = await launchChromium(chromiumPath()!);
-  const wanted = Deno.env.get("CFGTOOL_SCREENSHOTS");
-  const shots = wanted ?? await Deno.makeTempDir({ prefix: "cfgtool-shots-" });
-  if (wanted) await Deno.mkdir(wanted, { recursive: true });
+  const shots = Deno.env.get("CFGTOOL_SCREENSHOTS") || undefined;
+  if (shots) await Deno.mkdir(shots, { recursive: true });
   const ok = (status: number, what: string) => assertEquals(status < 300, true, what);
   ok((await inst.api("POST", "/api/v1/tenants", inst.admin, { slug: "acme" })).status, "tenant");
   ok(
@@ -184,13 +186,12 @@ export async function startConsoleBrowser(): Promise<ConsoleBrowser> {
       ok((await inst.api("POST", path, inst.admin, { user_id: userId })).status, role);
     },
     audit(page, name) {
-      return auditPage(page, name, { screenshots: shots });
+      return auditPage(page, name, shots ? { screenshots: shots } : {});
     },
     async [Symbol.asyncDispose]() {
       await browser.close();
       await inst.close();
       await smtp.close();
-      if (!Deno.env.get("CFGTOOL_SCREENSHOTS")) await Deno.remove(shots, { recursive: true });
     },
   };
 }

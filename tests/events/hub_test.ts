@@ -97,6 +97,20 @@ Deno.test("subscribers of one principal joining within one second get the same s
   }
 });
 
+Deno.test("300 streams opening at once each get their first event, the same one for one principal", async () => {
+  const h = await hubWorld();
+  try {
+    const clients = await Promise.all(Array.from({ length: 300 }, () => h.open("tok_a")));
+    const firsts = await Promise.all(clients.map((c) => c.next((r) => r.kind === "event")));
+    assertEquals(new Set(firsts.map((f) => f.data)).size, 1, "one snapshot event, shared");
+    const data = JSON.parse(firsts[0]!.data);
+    assertEquals([data.version, data.prev_version], [1, null]);
+    assertEquals(h.hub.stats.connections, 300);
+  } finally {
+    await h.close();
+  }
+});
+
 Deno.test("one push reaches every member of a group larger than a fan-out slice, as one delta", async () => {
   const h = await hubWorld();
   try {

@@ -85,6 +85,39 @@ Deno.test("two processes share one limit per credential: 16 on one and 1 on the 
   });
 });
 
+Deno.test("a process alone in a credential's record takes slots without reading it, and still counts a process that joins", async () => {
+  await withKv(async (kv) => {
+    await withProcesses(kv, 2, { leaseMs: 10_000 }, async ([a, b]) => {
+      await a!.registry.acquire("t");
+      // deno-lint-ignore no-explicit-any
+      const proto = Object.getPrototypeOf(kv) as any;
+      const get = proto.get;
+      let reads = 0;
+      proto.get = function (this: Deno.Kv, key: Deno.KvKey, ...rest: unknown[]) {
+        if (key[0] === "conn_lease") reads++;
+        return get.call(this, key, ...rest);
+      };
+      try {
+        for (let i = 0; i < 9; i++) await a!.registry.acquire("t");
+      } finally {
+        proto.get = get;
+      }
+      assertEquals(reads, 0, "nine slots taken, the record never read");
+      assertEquals(await connectionCounts(kv, "t"), { [a!.registry.holder!]: 10 });
+      for (let i = 0; i < 5; i++) await b!.registry.acquire("t"); // 15 of 16
+      const outcomes = await Promise.all([
+        tryAcquire(a!.registry, "t"),
+        tryAcquire(a!.registry, "t"),
+      ]);
+      assertEquals(outcomes, [true, false], "b's five count: one slot was left");
+      assertEquals(await connectionCounts(kv, "t"), {
+        [a!.registry.holder!]: 11,
+        [b!.registry.holder!]: 5,
+      });
+    });
+  });
+});
+
 Deno.test("the streams of a process that died stop counting once its lease ran out", async () => {
   await withKv(async (kv) => {
     let now = 1_000_000;

@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../assert.ts";
 import { ServiceMetrics } from "../../lib/metrics/service_metrics.ts";
+import { Histogram, Registry } from "prom-client";
 import { VERSION } from "../../lib/version.ts";
 import { parseExposition, samples, total } from "./exposition.ts";
 
@@ -119,4 +120,36 @@ Deno.test("switched off, nothing is recorded", async () => {
   assertEquals(total(f, "cfgtool_evaluations_total"), 0);
   assertEquals(total(f, "cfgtool_manifest_pushes_total"), 0);
   assertEquals(total(f, "cfgtool_kv_operation_duration_seconds"), 0);
+});
+
+Deno.test("request latencies render as prom-client's own histogram renders the same observations", async () => {
+  const m = new ServiceMetrics();
+  const seen: [string, string, number, number][] = [
+    ["GET", "/healthz", 200, 0.0001],
+    ["GET", "/healthz", 200, 0.0002], // on a bucket's bound: counted in it
+    ["POST", "/ofrep/v1/evaluate/flags", 200, 0.003],
+    ["POST", "/ofrep/v1/evaluate/flags", 401, 0.07],
+    ["GET", "/healthz", 200, 3],
+    ["GET", "/healthz", 503, 99], // past the last bound: +Inf only
+  ];
+  for (const [method, route, status, s] of seen) m.observeRequest(method, route, status, s);
+  const text = await m.render();
+  const les = [...text.matchAll(/cfgtool_http_request_duration_seconds_bucket\{le="([^"]+)"/g)]
+    .map((x) => x[1]!);
+  const bounds = [...new Set(les)].filter((b) => b !== "+Inf").map(Number);
+  assert(bounds.length > 5, text);
+  const registry = new Registry();
+  const reference = new Histogram({
+    name: "cfgtool_http_request_duration_seconds",
+    help: "x",
+    labelNames: ["method", "route", "status"],
+    buckets: bounds,
+    registers: [registry],
+  });
+  for (const [method, route, status, s] of seen) {
+    reference.observe({ method, route, status: String(status) }, s);
+  }
+  const lines = (t: string) =>
+    t.split("\n").filter((l) => l.startsWith("cfgtool_http_request_duration_seconds_")).sort();
+  assertEquals(lines(text), lines(await registry.metrics()));
 });

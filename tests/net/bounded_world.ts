@@ -24,6 +24,7 @@ export interface LogLine {
 export function startBounded(
   handler: (req: Request) => Response | Promise<Response>,
   limits: Partial<ConnectionLimits> = {},
+  options: { handlerWatchesBodies?: boolean } = {},
 ) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const ac = new AbortController();
@@ -38,6 +39,7 @@ export function startBounded(
     },
     log: (_level, msg, fields = {}) => lines.push({ msg, fields }),
     signal: ac.signal,
+    ...options,
   });
   return {
     server,

@@ -6,6 +6,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { serveBounded } from "../../lib/net/bounded_server.ts";
 import { readAll, startBounded } from "./bounded_world.ts";
+import { readWholeBody, watchedRequest } from "../../lib/net/request_timeout.ts";
 import { HAVE_OPENSSL, makeCa, makeServerPair } from "../server/tls_fixture.ts";
 
 const encoder = new TextEncoder();
@@ -60,9 +61,25 @@ const readers: Record<string, (req: Request) => Promise<Response>> = {
   },
 };
 
-for (const [how, handler] of Object.entries(readers)) {
+/**
+ * Handlers of a server whose handler watches bodies itself
+ * (`handlerWatchesBodies`, as `serve` and `relay` run): the data plane's
+ * readWholeBody(), and the router's watchedRequest() before any read.
+ */
+const ownReaders: Record<string, (req: Request) => Promise<Response>> = {
+  "readWholeBody()": async (req) => new Response(`got ${(await readWholeBody(req)).byteLength}`),
+  "watchedRequest(), then the body stream": (req) =>
+    readers["the body stream"]!(watchedRequest(req)),
+};
+
+const variants = [
+  ...Object.entries(readers).map(([how, handler]) => ({ how, handler, own: false })),
+  ...Object.entries(ownReaders).map(([how, handler]) => ({ how, handler, own: true })),
+];
+
+for (const { how, handler, own } of variants) {
   Deno.test(`a body trickled a byte at a time (read with ${how}) gets 408 and its connection closed`, async () => {
-    const s = startBounded(handler, { requestTimeoutMs: 400 });
+    const s = startBounded(handler, { requestTimeoutMs: 400 }, { handlerWatchesBodies: own });
     const conn = await connect(s.port);
     try {
       const started = Date.now();
@@ -390,3 +407,25 @@ Deno.test({
     }
   },
 });
+
+for (const [how, handler] of Object.entries(ownReaders)) {
+  Deno.test(`a handler that watches bodies itself (${how}): a body read in time keeps its connection past the deadline`, async () => {
+    const s = startBounded(handler, { requestTimeoutMs: 600 }, { handlerWatchesBodies: true });
+    const conn = await connect(s.port);
+    try {
+      await conn.write(encoder.encode("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 20\r\n\r\n"));
+      for (let i = 0; i < 2; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        await conn.write(encoder.encode("0123456789"));
+      }
+      assert((await readAnswer(conn)).endsWith("got 20"));
+      // past the first request's deadline: a body not counted as read would close the connection
+      await new Promise((r) => setTimeout(r, 600 + 400));
+      await conn.write(encoder.encode("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nok"));
+      assert((await readAnswer(conn)).endsWith("got 2"), "the connection is still served");
+    } finally {
+      conn.close();
+      await s.stop();
+    }
+  });
+}

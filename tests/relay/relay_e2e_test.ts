@@ -7,7 +7,7 @@
  * the steps run in order, the destructive ones last.
  */
 import { assert, assertEquals, assertMatch } from "../assert.ts";
-import { manifestFiles, startFixture } from "../e2e/evaluation_fixture.ts";
+import { ALLOWED_ORIGIN, manifestFiles, startFixture } from "../e2e/evaluation_fixture.ts";
 import { FlagClient } from "../../lib/client/flag_client.ts";
 import { type RelayProcess, startRelay, until } from "./relay_process.ts";
 import { themeToml } from "./theme_fixture.ts";
@@ -48,12 +48,27 @@ async function answers(base: string, t: { read: string; client: string }): Promi
     context: { targetingKey: "u7" },
   });
   const flags = JSON.parse(bulk.text).flags;
+  // with the browser's Origin, and refusals: the CORS headers and the error shapes match too
+  const origin = { origin: ALLOWED_ORIGIN };
+  const cors = (r: { headers: Headers }) =>
+    ["vary", "access-control-allow-origin", "access-control-expose-headers", "content-type"]
+      .map((h) => `${h}=${r.headers.get(h)}`).join(" ");
+  const fromBrowser = await post(base, EVAL, t.client, { flag: "theme", context: STAFF }, origin);
+  const unknownFlag = await post(base, "/ofrep/v1/evaluate/flags/nope", t.client, {}, origin);
+  const badFlag = await post(base, EVAL, t.client, { flag: 5 }, origin);
+  const unknownToken = await post(base, EVAL, "svc_read_notatoken0000000000000000", {}, origin);
+  const code = (r: { text: string }) => {
+    const body = JSON.parse(r.text);
+    return body.code ?? body.errorCode;
+  };
   // (the bulk ETag also covers the eventStreams URL, which names the host that answered)
   return [
     `${a.status} ${a.text}`,
     `${all.status} ${all.text}`,
     `${one.status} ${one.text}`,
     `${bulk.status} ${JSON.stringify(flags)}`,
+    `${fromBrowser.status} ${fromBrowser.text} ${cors(fromBrowser)}`,
+    ...[unknownFlag, badFlag, unknownToken].map((r) => `${r.status} ${code(r)} ${cors(r)}`),
   ];
 }
 

@@ -82,7 +82,10 @@ async function verdicts(patterns: readonly { pattern: string; flags: string }[])
   for (const { pattern, flags } of patterns) {
     const id = `/${pattern}/${flags}`;
     if (out.has(id)) continue;
-    const d = await check(pattern, flags);
+    // A fixed seed: recheck's fuzzer (used where the automaton check times out) otherwise
+    // explores at random, and about one run in six called lib/log.ts's TOKEN_SHAPE quadratic
+    // on an input V8 matches in linear time (measured: 16.5k → 264k repeats, 6 → 66 ms).
+    const d = await check(pattern, flags, { randomSeed: 1 });
     out.set(
       id,
       d.status === "safe"

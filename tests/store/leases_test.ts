@@ -13,6 +13,12 @@ import {
 } from "../../lib/store/leases.ts";
 import { withKv } from "./world.ts";
 
+/** What a lease decided, without the versionstamp it hands back. */
+const decided = (l: { acquired: boolean; total: number }) => ({
+  acquired: l.acquired,
+  total: l.total,
+});
+
 Deno.test("a holder is alive until the stored until, whether or not the record was deleted yet", async () => {
   await withKv(async (kv) => {
     await renewHolder(kv, "p1", 5_000, 1_000);
@@ -32,9 +38,12 @@ Deno.test("leaseConnection() sums the counts of live holders and refuses over th
     for (const h of ["a", "b"]) await renewHolder(kv, h, 10_000, 0);
     assert((await leaseConnection(kv, "tok", "a", 3, 4, 0)).acquired);
     const over = await leaseConnection(kv, "tok", "b", 2, 4, 0);
-    assertEquals(over, { acquired: false, total: 5 });
+    assertEquals(decided(over), { acquired: false, total: 5 });
     assertEquals(await connectionCounts(kv, "tok"), { a: 3 }, "a refusal writes nothing");
-    assertEquals(await leaseConnection(kv, "tok", "b", 1, 4, 0), { acquired: true, total: 4 });
+    assertEquals(decided(await leaseConnection(kv, "tok", "b", 1, 4, 0)), {
+      acquired: true,
+      total: 4,
+    });
     assertEquals(await connectionCounts(kv, "tok"), { a: 3, b: 1 });
     assertEquals(
       (await leaseConnection(kv, "other", "b", 4, 4, 0)).acquired,
@@ -52,7 +61,7 @@ Deno.test("leaseConnection() drops the counts of holders whose lease ended or is
     await setConnectionCount(kv, "tok", "ghost", 4); // never had a lease
     assertEquals((await leaseConnection(kv, "tok", "b", 1, 4, 500)).acquired, false);
     const later = await leaseConnection(kv, "tok", "b", 4, 4, 1_000);
-    assertEquals(later, { acquired: true, total: 4 });
+    assertEquals(decided(later), { acquired: true, total: 4 });
     assertEquals(await connectionCounts(kv, "tok"), { b: 4 });
   });
 });
@@ -60,7 +69,10 @@ Deno.test("leaseConnection() drops the counts of holders whose lease ended or is
 Deno.test("a holder's own entry counts as its new count, whatever its own lease says", async () => {
   await withKv(async (kv) => {
     await setConnectionCount(kv, "tok", "a", 7); // stale: the count is what the caller passes
-    assertEquals(await leaseConnection(kv, "tok", "a", 2, 2, 0), { acquired: true, total: 2 });
+    assertEquals(decided(await leaseConnection(kv, "tok", "a", 2, 2, 0)), {
+      acquired: true,
+      total: 2,
+    });
     assertEquals(await connectionCounts(kv, "tok"), { a: 2 });
   });
 });
@@ -76,6 +88,23 @@ Deno.test("two processes racing for the last slot: exactly one gets it", async (
     assertEquals(results.filter((r) => r.acquired).length, 1);
     const counts = await connectionCounts(kv, "tok");
     assertEquals(Object.values(counts).reduce((a, b) => a + b, 0), 16);
+  });
+});
+
+Deno.test("a holder alone in the record commits against it; any other write sends it back to reading", async () => {
+  await withKv(async (kv) => {
+    for (const h of ["a", "b"]) await renewHolder(kv, h, 10_000, 0);
+    const first = await leaseConnection(kv, "tok", "a", 2, 4, 0);
+    assert(first.acquired && first.sole !== null, "a alone: the next commit may skip the read");
+    const second = await leaseConnection(kv, "tok", "a", 3, 4, 0, first.sole);
+    assertEquals(decided(second), { acquired: true, total: 3 });
+    assertEquals(await connectionCounts(kv, "tok"), { a: 3 });
+    // another process takes the last slot: a's versionstamp no longer matches
+    assert((await leaseConnection(kv, "tok", "b", 1, 4, 0)).acquired);
+    const third = await leaseConnection(kv, "tok", "a", 4, 4, 0, second.sole);
+    assertEquals(decided(third), { acquired: false, total: 5 }, "b's stream counts");
+    assertEquals(third.sole, null);
+    assertEquals(await connectionCounts(kv, "tok"), { a: 3, b: 1 }, "a refusal writes nothing");
   });
 });
 
