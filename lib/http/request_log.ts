@@ -9,8 +9,12 @@
  *
  * @module
  */
+import type { MiddlewareHandler } from "hono";
 import type { Principal } from "../auth/principal.ts";
 import type { Logger } from "../log.ts";
+import { SERVER_HEADER } from "../version.ts";
+import { clientIpField } from "./client_ip.ts";
+import type { AppEnv } from "./deps.ts";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -89,4 +93,50 @@ export function logRequest(log: Logger, line: RequestLine): void {
     }
   }
   log("info", "request", fields);
+}
+
+/**
+ * The router's side of the same: the middleware, mounted first, that gives
+ * each request its id, puts `X-Request-Id` and `Server` on every answer
+ * (errors included) and writes the access-log line once it is answered.
+ *
+ * @param log the logger
+ * @param answered also told of each answered request (the relay counts them)
+ * @returns the middleware
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { requestLog } from "./request_log.ts";
+ * import type { AppEnv } from "./deps.ts";
+ * const lines: unknown[] = [];
+ * const app = new Hono<AppEnv>().use("*", requestLog((_l, _m, f) => lines.push(f)));
+ * app.get("/x", (c) => c.text(c.get("requestId")));
+ * const res = await app.request("/x", { headers: { "x-request-id": "r-1" } });
+ * if (await res.text() !== "r-1" || res.headers.get("x-request-id") !== "r-1") throw new Error();
+ * if (lines.length !== 1) throw new Error();
+ * ```
+ */
+export function requestLog(
+  log: Logger,
+  answered?: (method: string, status: number) => void,
+): MiddlewareHandler<AppEnv> {
+  return async function requestContext(c, next) {
+    const id = requestIdOf(c.req.header("x-request-id"));
+    c.set("requestId", id);
+    const started = performance.now();
+    await next();
+    c.res.headers.set("x-request-id", id);
+    c.res.headers.set("server", SERVER_HEADER); // every answer, errors included
+    answered?.(c.req.method, c.res.status);
+    logRequest(log, {
+      requestId: id,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      started,
+      clientIp: clientIpField(c).client_ip, // only with --trusted-proxy
+      principal: c.get("principal"),
+    });
+  };
 }

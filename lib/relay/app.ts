@@ -11,12 +11,12 @@ import { Hono } from "hono";
 import { errorResponse } from "../http/errors.ts";
 import { guardPathIdentifiers } from "../http/params.ts";
 import { presentedBearer } from "../http/authn.ts";
-import { clientIp, clientIpField } from "../http/client_ip.ts";
-import { logRequest, requestIdOf } from "../http/request_log.ts";
+import { clientIp } from "../http/client_ip.ts";
+import { requestLog } from "../http/request_log.ts";
 import type { AppEnv } from "../http/deps.ts";
 import { clientAbortResponse, isClientAbort } from "../net/client_abort.ts";
 import { ScrapeAccess } from "../metrics/scrape_access.ts";
-import { SERVER_HEADER, VERSION } from "../version.ts";
+import { VERSION } from "../version.ts";
 import type { RelayDeps } from "./deps.ts";
 import { ReadOnlyError } from "./errors.ts";
 import { relayEvaluateRoutes, relayOfrepRoutes } from "./evaluate_routes.ts";
@@ -59,24 +59,7 @@ export interface RelayAppOptions {
 export function createRelayApp(deps: RelayDeps, options: RelayAppOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const scrape = new ScrapeAccess(options.metricsToken);
-  app.use("*", async function requestContext(c, next) {
-    const id = requestIdOf(c.req.header("x-request-id"));
-    c.set("requestId", id);
-    const started = performance.now();
-    await next();
-    c.res.headers.set("x-request-id", id);
-    c.res.headers.set("server", SERVER_HEADER);
-    deps.metrics.request(c.req.method, c.res.status);
-    logRequest(deps.log, {
-      requestId: id,
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      started,
-      clientIp: clientIpField(c).client_ip, // only with --trusted-proxy
-      principal: c.get("principal"),
-    });
-  });
+  app.use("*", requestLog(deps.log, (method, status) => deps.metrics.request(method, status)));
   app.onError((err, c) =>
     isClientAbort(err)
       ? clientAbortResponse(c.get("requestId") ?? crypto.randomUUID())

@@ -8,8 +8,7 @@
 import { Hono } from "hono";
 import { NotFoundError } from "../errors.ts";
 import { errorPageResponse, errorResponse, wantsErrorPage } from "../http/errors.ts";
-import { clientIpField } from "../http/client_ip.ts";
-import { logRequest, requestIdOf } from "../http/request_log.ts";
+import { requestLog } from "../http/request_log.ts";
 import { clientAbortResponse, isClientAbort } from "../net/client_abort.ts";
 import { guardPathIdentifiers } from "../http/params.ts";
 import { healthRoutes } from "../http/health.ts";
@@ -30,7 +29,6 @@ import { eventRoutes } from "../http/events.ts";
 import { evaluatePreflightRoutes, evaluateRoutes } from "../http/evaluate.ts";
 import { ofrepRoutes } from "../http/ofrep.ts";
 import { metricsRoutes, observeRequests } from "../http/metrics.ts";
-import { SERVER_HEADER } from "../version.ts";
 import type { AppDeps, AppEnv } from "../http/deps.ts";
 
 export type { AppDeps, AppEnv };
@@ -58,23 +56,7 @@ export type { AppDeps, AppEnv };
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", observeRequests(deps.runtime.metrics)); // first: its time covers everything
-  app.use("*", async function requestContext(c, next) {
-    const id = requestIdOf(c.req.header("x-request-id"));
-    c.set("requestId", id);
-    const started = performance.now();
-    await next();
-    c.res.headers.set("x-request-id", id);
-    c.res.headers.set("server", SERVER_HEADER); // every answer, errors included
-    logRequest(deps.log, {
-      requestId: id,
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      started,
-      clientIp: clientIpField(c).client_ip, // only with --trusted-proxy
-      principal: c.get("principal"),
-    });
-  });
+  app.use("*", requestLog(deps.log));
   app.onError((err, c) =>
     isClientAbort(err) // the client went away: 499 at info, not a 500 error
       ? clientAbortResponse(c.get("requestId") ?? crypto.randomUUID())
