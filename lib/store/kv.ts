@@ -72,7 +72,8 @@ export async function openKv(spec: string = DEFAULT_KV_PATH): Promise<Deno.Kv> {
       return await openRemoteKv(loc.url);
     case "file":
       await Deno.mkdir(loc.dir, { recursive: true });
-      return retryLockedCommits(await Deno.openKv(loc.path));
+      // two processes starting on one new file: the one setting it up holds its lock
+      return retryLockedCommits(await whileLocked(() => Deno.openKv(loc.path)));
   }
 }
 
@@ -155,19 +156,40 @@ export function retryLockedCommits(kv: Deno.Kv): Deno.Kv {
   kv.atomic = () => {
     const op = atomic();
     const commit = op.commit.bind(op);
-    op.commit = async () => {
-      for (let attempt = 1;; attempt++) {
-        try {
-          return await commit();
-        } catch (err) {
-          if (attempt >= LOCKED_ATTEMPTS || !/database is locked/i.test(String(err))) throw err;
-          await new Promise((r) => setTimeout(r, 2 + Math.random() * 8 * Math.min(attempt, 5)));
-        }
-      }
-    };
+    op.commit = () => whileLocked(commit);
     return op;
   };
   return kv;
+}
+
+/**
+ * Runs `attempt` again, after a short random pause, while SQLite refuses it
+ * with "database is locked" (another process holds the file's lock, and
+ * nothing was done), up to 50 times; any other failure is thrown at once.
+ *
+ * @param attempt the operation
+ * @returns its result
+ *
+ * @example
+ * ```ts
+ * import { whileLocked } from "./kv.ts";
+ * let calls = 0;
+ * const value = await whileLocked(() => {
+ *   if (++calls < 3) return Promise.reject(new Error("database is locked"));
+ *   return Promise.resolve("done");
+ * });
+ * if (value !== "done" || calls !== 3) throw new Error();
+ * ```
+ */
+export async function whileLocked<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1;; n++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (n >= LOCKED_ATTEMPTS || !/database is locked/i.test(String(err))) throw err;
+      await new Promise((r) => setTimeout(r, 2 + Math.random() * 8 * Math.min(n, 5)));
+    }
+  }
 }
 
 /**
